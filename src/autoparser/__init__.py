@@ -1,0 +1,12 @@
+"""autoparser: learn a model's output markup from its chat template and parse what it writes."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("autoparser")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["__version__"]

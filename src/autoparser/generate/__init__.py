@@ -1,0 +1,1 @@
+"""Placeholder: arrives with a later issue."""

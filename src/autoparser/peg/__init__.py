@@ -1,0 +1,1 @@
+"""PEG parsing engine: streaming-aware combinators, JSON parsers, GBNF generation."""

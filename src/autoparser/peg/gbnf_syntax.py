@@ -1,0 +1,166 @@
+"""GBNF text primitives: escaping, collision-free rule names, and grammar rendering.
+
+Everything that writes GBNF (the PEG lowering in :mod:`.gbnf` and the JSON-schema converter in
+:mod:`.schema`) goes through :class:`RuleSet`, so rule names are sanitized one way and two different
+source names can never end up sharing a rule (``get_data`` and ``get-data`` both become ``get-data``
+after sanitizing; the second one gets ``get-data-2``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable
+
+from ..errors import GrammarError
+
+__all__ = [
+    "JSON_WS_BODY",
+    "JSON_WS_RULE",
+    "SPACE_BODY",
+    "SPACE_RULE",
+    "RuleSet",
+    "class_char",
+    "literal",
+    "rule_references",
+    "sanitize_rule_name",
+]
+
+#: Rule used for the PEG ``space()`` parser. It accepts exactly what the parser accepts: any run of
+#: ASCII whitespace (space, tab, LF, CR, VT, FF), unbounded.
+SPACE_RULE = "space"
+SPACE_BODY = r"[ \t\n\r\x0B\x0C]*"
+#: Whitespace allowed between JSON tokens (RFC 8259: space, tab, LF, CR).
+JSON_WS_RULE = "json-ws"
+JSON_WS_BODY = r"[ \t\n\r]*"
+
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9-]+")
+_IDENT = re.compile(r"[A-Za-z0-9-]+")
+
+_LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CLASS_ESCAPES = {"\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\^", "-": "\\-", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_control(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02X}" if code < 0x20 or code == 0x7F else ch
+
+
+def literal(text: str) -> str:
+    """Quote ``text`` as a GBNF string literal (non-ASCII is written as-is, controls as ``\\xHH``)."""
+    if text == "":
+        return '""'
+    return '"' + "".join(_LITERAL_ESCAPES.get(ch) or _escape_control(ch) for ch in text) + '"'
+
+
+def class_char(ch: str) -> str:
+    """Escape one character for use inside a GBNF character class ``[...]``."""
+    return _CLASS_ESCAPES.get(ch) or _escape_control(ch)
+
+
+def sanitize_rule_name(name: str) -> str:
+    """Replace every run of characters outside ``[A-Za-z0-9-]`` by ``-`` (the reference's rule)."""
+    cleaned = _INVALID_NAME_CHARS.sub("-", name)
+    return cleaned or "rule"
+
+
+def rule_references(body: str) -> list[str]:
+    """Names of the rules referenced by a GBNF rule body (literals and classes are skipped)."""
+    refs: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch == '"' or ch == "[":
+            close = '"' if ch == '"' else "]"
+            i += 1
+            while i < n and body[i] != close:
+                i += 2 if body[i] == "\\" else 1
+            i += 1
+        elif ch == "{":  # repetition bounds such as {2,5}
+            i = body.find("}", i) + 1 or n
+        else:
+            m = _IDENT.match(body, i)
+            if m:
+                refs.append(m.group())
+                i = m.end()
+            else:
+                i += 1
+    return refs
+
+
+class RuleSet:
+    """An ordered collection of named GBNF rules with collision-free name allocation.
+
+    ``reserve(wanted, key)`` hands out a sanitized name; the same ``key`` always gets the same name,
+    and a different key whose sanitized form collides gets a numbered suffix. ``define`` sets a body.
+    ``render`` writes only the rules reachable from the root, sorted by name.
+    """
+
+    __slots__ = ("_bodies", "_by_key", "_taken")
+
+    def __init__(self) -> None:
+        self._bodies: dict[str, str] = {}
+        self._by_key: dict[Hashable, str] = {}
+        self._taken: set[str] = set()
+
+    def reserve(self, wanted: str, key: Hashable | None = None) -> str:
+        """Allocate (or look up) the rule name for ``key`` (defaults to ``wanted`` itself)."""
+        key = ("name", wanted) if key is None else key
+        existing = self._by_key.get(key)
+        if existing is not None:
+            return existing
+        base = sanitize_rule_name(wanted)
+        name, counter = base, 1
+        while name in self._taken:
+            counter += 1
+            name = f"{base}-{counter}"
+        self._taken.add(name)
+        self._by_key[key] = name
+        return name
+
+    def lookup(self, key: Hashable) -> str | None:
+        """The name reserved for ``key``, if any."""
+        return self._by_key.get(key)
+
+    def define(self, name: str, body: str) -> str:
+        """Set the body of an already reserved (or fresh) rule name; returns the name."""
+        self._taken.add(name)
+        self._bodies[name] = body
+        return name
+
+    def add(self, wanted: str, body: str, key: Hashable | None = None) -> str:
+        """Reserve a name for ``key`` and define it; a second call with the same key keeps the first body."""
+        name = self.reserve(wanted, key)
+        if name not in self._bodies:
+            self._bodies[name] = body
+        return name
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._bodies
+
+    def body(self, name: str) -> str:
+        """Body of a defined rule."""
+        return self._bodies[name]
+
+    @property
+    def names(self) -> Iterable[str]:
+        """Names of the defined rules, in definition order."""
+        return self._bodies.keys()
+
+    def reachable(self, roots: Iterable[str]) -> set[str]:
+        """Names reachable from ``roots`` through rule references."""
+        seen: set[str] = set()
+        stack = list(roots)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            if name not in self._bodies:
+                raise GrammarError(f"rule {name!r} is referenced but not defined")
+            seen.add(name)
+            stack.extend(rule_references(self._bodies[name]))
+        return seen
+
+    def render(self, root: str = "root") -> str:
+        """GBNF text: the rules reachable from ``root``, one per line, sorted by name."""
+        keep = self.reachable([root])
+        return "".join(f"{name} ::= {self._bodies[name]}\n" for name in sorted(keep))
