@@ -1,1 +1,115 @@
-"""PEG parsing engine: streaming-aware combinators, JSON parsers, GBNF generation."""
+"""PEG parsing engine: streaming-aware combinators, JSON parsers, GBNF generation.
+
+Build parsers with the functions here (``from autoparser import peg as p``), run them with
+``parser.parse(text, partial=...)`` and write grammars with ``parser.to_gbnf(lazy=...)``. The short names
+``any``, ``object``, ``array``, ``string``, ``string_content``, ``number``, ``bool``, ``null`` and ``member``
+are aliases of the ``any_char`` / ``json_*`` functions (they shadow builtins only inside this namespace).
+"""
+
+from __future__ import annotations
+
+from .ast import AstNode, ParseResult, Status, Visitor
+from .builders import (
+    any_char,
+    atomic,
+    chars,
+    choice,
+    end,
+    eps,
+    gbnf,
+    json,
+    json_array,
+    json_bool,
+    json_member,
+    json_null,
+    json_number,
+    json_object,
+    json_string,
+    json_string_content,
+    literal,
+    negate,
+    one_or_more,
+    optional,
+    peek,
+    python_value,
+    ref,
+    repeat,
+    rest,
+    rule,
+    schema,
+    sequence,
+    space,
+    start,
+    tag,
+    trigger_rule,
+    until,
+    until_one_of,
+    zero_or_more,
+)
+from .engine import CompiledParser
+from .gbnf import to_gbnf
+from .nodes import Parser
+
+any = any_char
+object = json_object
+array = json_array
+string = json_string
+string_content = json_string_content
+number = json_number
+bool = json_bool
+null = json_null
+member = json_member
+
+__all__ = [
+    "AstNode",
+    "CompiledParser",
+    "ParseResult",
+    "Parser",
+    "Status",
+    "Visitor",
+    "any",
+    "any_char",
+    "array",
+    "atomic",
+    "bool",
+    "chars",
+    "choice",
+    "end",
+    "eps",
+    "gbnf",
+    "json",
+    "json_array",
+    "json_bool",
+    "json_member",
+    "json_null",
+    "json_number",
+    "json_object",
+    "json_string",
+    "json_string_content",
+    "literal",
+    "member",
+    "negate",
+    "null",
+    "number",
+    "object",
+    "one_or_more",
+    "optional",
+    "peek",
+    "python_value",
+    "ref",
+    "repeat",
+    "rest",
+    "rule",
+    "schema",
+    "sequence",
+    "space",
+    "start",
+    "string",
+    "string_content",
+    "tag",
+    "to_gbnf",
+    "trigger_rule",
+    "until",
+    "until_one_of",
+    "zero_or_more",
+]

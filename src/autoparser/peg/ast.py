@@ -1,0 +1,159 @@
+"""Parse results and the tagged AST.
+
+A parse yields one :class:`ParseResult` (status, span, top-level AST nodes). Only ``tag()`` and ``rule()``
+create AST nodes, so the tree holds exactly the parts a caller asked to see. Text is sliced lazily from
+the input, so building nodes for long spans costs nothing until ``.text`` is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from enum import IntEnum
+from typing import ClassVar
+
+from ..errors import ParseError
+
+__all__ = ["AstNode", "ParseResult", "Status", "Visitor"]
+
+
+class Status(IntEnum):
+    """Outcome of a parse. ``NEED_MORE_INPUT`` only happens in partial mode."""
+
+    FAIL = 0
+    SUCCESS = 1
+    NEED_MORE_INPUT = 2
+
+
+class AstNode:
+    """A tagged (or rule) span of the input, with its child nodes."""
+
+    __slots__ = ("_source", "children", "end", "is_partial", "rule", "start", "tag")
+
+    def __init__(
+        self,
+        tag: str | None,
+        rule: str | None,
+        start: int,
+        end: int,
+        source: str,
+        children: list[AstNode],
+        is_partial: bool,
+    ) -> None:
+        self.tag = tag
+        self.rule = rule
+        self.start = start
+        self.end = end
+        self._source = source
+        self.children = children
+        self.is_partial = is_partial
+
+    @property
+    def text(self) -> str:
+        """The matched text."""
+        return self._source[self.start : self.end]
+
+    def walk(self) -> Iterator[AstNode]:
+        """This node and all descendants, pre-order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def __repr__(self) -> str:
+        label = f"tag={self.tag!r}" if self.tag is not None else f"rule={self.rule!r}"
+        partial = ", partial" if self.is_partial else ""
+        return f"AstNode({label}, {self.start}:{self.end}, {self.text!r}{partial})"
+
+
+class ParseResult:
+    """The outcome of parsing: status, consumed span, AST, and failure details."""
+
+    __slots__ = ("end", "expected", "fail_pos", "nodes", "start", "status", "text")
+
+    def __init__(
+        self,
+        status: Status,
+        start: int,
+        end: int,
+        nodes: list[AstNode],
+        text: str,
+        fail_pos: int,
+        expected: frozenset[str],
+    ) -> None:
+        self.status = status
+        self.start = start
+        self.end = end
+        self.nodes = nodes
+        self.text = text
+        self.fail_pos = fail_pos
+        self.expected = expected
+
+    @property
+    def success(self) -> bool:
+        return self.status is Status.SUCCESS
+
+    @property
+    def fail(self) -> bool:
+        return self.status is Status.FAIL
+
+    @property
+    def need_more_input(self) -> bool:
+        return self.status is Status.NEED_MORE_INPUT
+
+    def walk(self) -> Iterator[AstNode]:
+        """Every AST node, pre-order."""
+        for node in self.nodes:
+            yield from node.walk()
+
+    def tagged(self, tag: str) -> list[AstNode]:
+        """All nodes carrying ``tag``, in input order."""
+        return [node for node in self.walk() if node.tag == tag]
+
+    def tag_text(self, tag: str) -> str:
+        """Concatenated text of every node tagged ``tag`` (how content/reasoning are assembled)."""
+        return "".join(node.text for node in self.walk() if node.tag == tag)
+
+    def error(self) -> ParseError:
+        """A :class:`ParseError` describing the furthest failure (for FAIL results)."""
+        return ParseError(self.text, max(self.fail_pos, 0), self.expected)
+
+    def __repr__(self) -> str:
+        return f"ParseResult({self.status.name}, {self.start}:{self.end}, {len(self.nodes)} nodes)"
+
+
+class Visitor:
+    """Dispatch AST nodes to ``visit_<tag>`` / ``visit_rule_<rule>`` methods, pre-order.
+
+    Tags and rule names are sanitised to identifiers (``tool-name`` → ``visit_tool_name``). Unhandled
+    nodes go to :meth:`generic_visit`, which visits the children. The dispatch table is built once per
+    subclass.
+    """
+
+    _dispatch: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._dispatch = {name: name for name in dir(cls) if name.startswith("visit_")}
+
+    def visit(self, node: AstNode | ParseResult) -> None:
+        """Visit a result's nodes, or one node."""
+        if isinstance(node, ParseResult):
+            for child in node.nodes:
+                self.visit(child)
+            return
+        method = self._method_for(node)
+        if method is None:
+            self.generic_visit(node)
+        else:
+            method(node)
+
+    def generic_visit(self, node: AstNode) -> None:
+        """Visit the children of a node nobody handles."""
+        for child in node.children:
+            self.visit(child)
+
+    def _method_for(self, node: AstNode) -> Callable[[AstNode], object] | None:
+        key = f"visit_{node.tag}" if node.tag is not None else f"visit_rule_{node.rule}"
+        name = self._dispatch.get(key.replace("-", "_").replace(".", "_"))
+        return getattr(self, name) if name else None

@@ -1,0 +1,328 @@
+"""Parser nodes: immutable data describing a PEG, with parsy-style operator sugar.
+
+Nodes are plain frozen dataclasses, not closures, so one graph can be parsed (after compilation by
+:mod:`.engine`), printed, walked and lowered to GBNF (:mod:`.gbnf`). Operators build new nodes:
+
+* ``a + b``  sequence,   ``a | b``  ordered choice,   ``a << b``  sequence with optional whitespace between,
+* ``~a``     negative lookahead;  a plain ``str`` operand becomes a literal.
+
+Nodes compare by identity; build a graph once and reuse it (compiled forms are cached on the node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from typing import Literal as TypingLiteral
+
+from .charclass import CharClass
+
+if TYPE_CHECKING:
+    from .ast import ParseResult
+    from .engine import CompiledParser
+
+__all__ = [
+    "AnyChar",
+    "Atomic",
+    "Chars",
+    "Choice",
+    "End",
+    "Eps",
+    "Gbnf",
+    "Json",
+    "JsonFlavor",
+    "JsonKind",
+    "Literal",
+    "Negate",
+    "Parser",
+    "Peek",
+    "Ref",
+    "Repeat",
+    "Rule",
+    "Schema",
+    "Sequence",
+    "Space",
+    "Start",
+    "StringContent",
+    "Tag",
+    "Until",
+    "coerce",
+]
+
+JsonKind = TypingLiteral["value", "object", "array", "string", "number", "bool", "null"]
+JsonFlavor = TypingLiteral["json", "python"]
+
+
+def coerce(value: Parser | str) -> Parser:
+    """Turn a ``str`` operand into a :class:`Literal`; pass parsers through."""
+    if isinstance(value, Parser):
+        return value
+    if isinstance(value, str):
+        return Literal(value)
+    raise TypeError(f"expected a Parser or str, got {type(value).__name__}")
+
+
+class Parser:
+    """Base class of every PEG node."""
+
+    __slots__ = ("_compiled",)
+
+    # -- operator sugar -------------------------------------------------------------------------
+    def __add__(self, other: Parser | str) -> Parser:
+        return Sequence.of(self, other)
+
+    def __radd__(self, other: Parser | str) -> Parser:
+        return Sequence.of(other, self)
+
+    def __or__(self, other: Parser | str) -> Parser:
+        return Choice.of(self, other)
+
+    def __ror__(self, other: Parser | str) -> Parser:
+        return Choice.of(other, self)
+
+    def __lshift__(self, other: Parser | str) -> Parser:
+        return Sequence.of(self, Space(), other)
+
+    def __rlshift__(self, other: Parser | str) -> Parser:
+        return Sequence.of(other, Space(), self)
+
+    def __invert__(self) -> Parser:
+        return Negate(self)
+
+    # -- running --------------------------------------------------------------------------------
+    def compile(self) -> CompiledParser:
+        """Compile this graph (once; the result is cached on the node)."""
+        compiled = getattr(self, "_compiled", None)
+        if compiled is None:
+            from .engine import CompiledParser
+
+            compiled = CompiledParser(self)
+            object.__setattr__(self, "_compiled", compiled)
+        return compiled
+
+    def parse(self, text: str, *, partial: bool = False, start: int = 0) -> ParseResult:
+        """Parse ``text`` from ``start``; ``partial=True`` means more text may still arrive."""
+        return self.compile().parse(text, partial=partial, start=start)
+
+    def to_gbnf(self, *, lazy: bool = False) -> str:
+        """GBNF grammar text for this parser (``lazy``: only the trigger rules, see :mod:`.gbnf`)."""
+        from .gbnf import to_gbnf
+
+        return to_gbnf(self, lazy=lazy)
+
+    def children(self) -> tuple[Parser, ...]:
+        """Direct sub-parsers (rule references are not followed)."""
+        return ()
+
+
+_node = dataclass(frozen=True, slots=True, eq=False)
+
+
+@_node
+class Eps(Parser):
+    """Always succeeds, consumes nothing."""
+
+
+@_node
+class Start(Parser):
+    """Succeeds only at position 0."""
+
+
+@_node
+class End(Parser):
+    """Succeeds only at the end of the input."""
+
+
+@_node
+class Literal(Parser):
+    """Exact text. Cut off by the end of partial input, it needs more input."""
+
+    text: str
+
+
+@_node
+class AnyChar(Parser):
+    """Exactly one code point."""
+
+
+@_node
+class Chars(Parser):
+    """Between ``min`` and ``max`` (``-1``: unbounded) code points from a character class."""
+
+    char_class: CharClass
+    spec: str
+    min: int = 1
+    max: int = -1
+
+
+@_node
+class Sequence(Parser):
+    """Children in order; all must match."""
+
+    items: tuple[Parser, ...]
+
+    @staticmethod
+    def of(*parts: Parser | str) -> Parser:
+        """Build a flattened sequence (nested sequences are spliced, epsilons dropped)."""
+        items: list[Parser] = []
+        for part in map(coerce, parts):
+            if isinstance(part, Sequence):
+                items.extend(part.items)
+            elif not isinstance(part, Eps):
+                items.append(part)
+        if not items:
+            return Eps()
+        return items[0] if len(items) == 1 else Sequence(tuple(items))
+
+    def children(self) -> tuple[Parser, ...]:
+        return self.items
+
+
+@_node
+class Choice(Parser):
+    """Ordered choice: the first alternative that does not fail wins."""
+
+    items: tuple[Parser, ...]
+
+    @staticmethod
+    def of(*parts: Parser | str) -> Parser:
+        """Build a flattened choice (nested choices are spliced)."""
+        items: list[Parser] = []
+        for part in map(coerce, parts):
+            items.extend(part.items if isinstance(part, Choice) else (part,))
+        if not items:
+            raise ValueError("choice() needs at least one alternative")
+        return items[0] if len(items) == 1 else Choice(tuple(items))
+
+    def children(self) -> tuple[Parser, ...]:
+        return self.items
+
+
+@_node
+class Repeat(Parser):
+    """``child`` repeated ``min`` to ``max`` times (``max=-1``: unbounded)."""
+
+    child: Parser
+    min: int = 0
+    max: int = -1
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Peek(Parser):
+    """Positive lookahead (``&p``): the child's outcome, consuming nothing."""
+
+    child: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Negate(Parser):
+    """Negative lookahead (``!p``): succeeds iff the child fails, consuming nothing."""
+
+    child: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Space(Parser):
+    """Zero or more ASCII whitespace characters (space, tab, LF, CR, VT, FF)."""
+
+
+@_node
+class Until(Parser):
+    """Everything up to (not including) the first of ``delimiters``; no delimiters means the rest."""
+
+    delimiters: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if any(d == "" for d in self.delimiters):
+            from ..errors import GrammarError
+
+            raise GrammarError("until(): delimiters must be non-empty strings")
+
+
+@_node
+class Rule(Parser):
+    """A named sub-parser; referenced by :class:`Ref` (enables recursion). Creates an AST node."""
+
+    name: str
+    body: Parser
+    trigger: bool = False
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.body,)
+
+
+@_node
+class Ref(Parser):
+    """Reference to a :class:`Rule` by name, resolved when the graph is compiled."""
+
+    name: str
+
+
+@_node
+class Atomic(Parser):
+    """The child's AST nodes are dropped while it is incomplete (needs more input)."""
+
+    child: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Tag(Parser):
+    """Marks the matched span with a semantic tag in the AST (``reasoning``, ``tool-name``...)."""
+
+    name: str
+    child: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Schema(Parser):
+    """Parses as ``child``; in GBNF emits the grammar of ``json_schema`` (``raw``: an unquoted string)."""
+
+    child: Parser
+    name: str
+    json_schema: Any
+    raw: bool = False
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Gbnf(Parser):
+    """Parses as ``child``; in GBNF emits ``grammar`` verbatim."""
+
+    child: Parser
+    grammar: str
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
+
+
+@_node
+class Json(Parser):
+    """A JSON (or Python-literal) value of the given kind, scanned by a dedicated fast scanner."""
+
+    kind: JsonKind = "value"
+    flavor: JsonFlavor = "json"
+
+
+@_node
+class StringContent(Parser):
+    """The body of a quoted string up to (not including) the unescaped closing ``quote``."""
+
+    quote: str = '"'
+    flavor: JsonFlavor = "json"
