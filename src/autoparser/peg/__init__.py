@@ -16,7 +16,6 @@ from .builders import (
     choice,
     end,
     eps,
-    gbnf,
     json,
     json_array,
     json_bool,
@@ -44,6 +43,7 @@ from .builders import (
     trigger_rule,
     until,
     until_one_of,
+    with_gbnf,
     zero_or_more,
 )
 from .engine import CompiledParser
@@ -76,7 +76,6 @@ __all__ = [
     "choice",
     "end",
     "eps",
-    "gbnf",
     "json",
     "json_array",
     "json_bool",
@@ -111,5 +110,6 @@ __all__ = [
     "trigger_rule",
     "until",
     "until_one_of",
+    "with_gbnf",
     "zero_or_more",
 ]

@@ -50,7 +50,6 @@ __all__ = [
     "choice",
     "end",
     "eps",
-    "gbnf",
     "json",
     "json_array",
     "json_bool",
@@ -78,6 +77,7 @@ __all__ = [
     "trigger_rule",
     "until",
     "until_one_of",
+    "with_gbnf",
     "zero_or_more",
 ]
 
@@ -218,7 +218,7 @@ def schema(p: Parser | str, name: str, json_schema: Any, raw: bool = False) -> P
     return Schema(coerce(p), _rule_name(name), json_schema, raw)
 
 
-def gbnf(p: Parser | str, grammar: str) -> Parser:
+def with_gbnf(p: Parser | str, grammar: str) -> Parser:
     """Parse as ``p``; in grammars, emit ``grammar`` verbatim."""
     return Gbnf(coerce(p), grammar)
 

@@ -291,10 +291,11 @@ def _sequence(c: _Compiler, node: Sequence) -> Matcher:
     items = tuple(c.compile(child) for child in node.items)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
+        start = pos
         for item in items:
             status, pos = item(st, pos)
             if status != OK:
-                return status, pos
+                return (FAIL, start) if status == FAIL else (status, pos)
         return OK, pos
 
     return match

@@ -37,7 +37,9 @@ _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 _IDENT = re.compile(r"[A-Za-z0-9-]+")
 
 _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_CLASS_ESCAPES = {"\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\^", "-": "\\-", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CLASS_ESCAPES = {
+    "\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\^", "-": "\\-", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+}
 
 
 def _escape_control(ch: str) -> str:

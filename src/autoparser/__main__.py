@@ -1,0 +1,5 @@
+"""``python -m autoparser`` runs the command line."""
+
+from .cli import main
+
+raise SystemExit(main())
