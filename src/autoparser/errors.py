@@ -69,10 +69,7 @@ class ParseError(AutoparserError):
         return self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
 
     def __str__(self) -> str:
-        if self.expected:
-            want = "expected " + " or ".join(sorted(self.expected))
-        else:
-            want = "unexpected input"
+        want = "expected " + " or ".join(sorted(self.expected)) if self.expected else "unexpected input"
         line_start = self.text.rfind("\n", 0, self.pos) + 1
         line_end = self.text.find("\n", self.pos)
         if line_end < 0:

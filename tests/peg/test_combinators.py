@@ -128,7 +128,7 @@ CASES: list[tuple[str, p.Parser, str, bool, Status, int]] = [
 )
 def test_combinator(parser: p.Parser, text: str, partial: bool, status: Status, end: int) -> None:
     result = parser.parse(text, partial=partial)
-    assert (result.status, result.end if status is not F else result.end) == (status, end)
+    assert (result.status, result.end) == (status, end)
     if status is F:
         assert result.nodes == []
 

@@ -159,6 +159,26 @@ def _scan_container(text: str, pos: int, flavor: str, partial: bool) -> tuple[in
             i += 1
 
 
+def _cut_off_at_end(text: str, err: json.JSONDecodeError) -> bool:
+    """Whether the decoder failed only because the input ends (a cheap check for streaming).
+
+    The decoder validated everything before ``err.pos``; the input is a viable prefix when the failure is
+    at the very end, or when what follows the failure point is the start of the token the decoder wanted
+    (a string, keyword or number) running to the end. Anything else goes to the exact scanner.
+    """
+    at, n = err.pos, len(text)
+    if at >= n:
+        return True
+    if err.msg.startswith("Unterminated string"):
+        return scan_string_body(text, at + 1, text[at], "json", True)[0] == MORE
+    if err.msg == "Expecting value":
+        word = _KEYWORDS["json"].get(text[at])
+        if word is not None:
+            return n - at < len(word) and word.startswith(text[at:])
+        return _NUMBER_PREFIX_AT_END.match(text, at) is not None
+    return False
+
+
 _KIND_STARTS = {"object": "{", "array": "["}
 
 
@@ -175,6 +195,9 @@ def scan_json(text: str, pos: int, kind: str, flavor: str, partial: bool) -> tup
             if flavor == "json":
                 try:
                     return OK, _DECODER.raw_decode(text, pos)[1]
+                except json.JSONDecodeError as err:
+                    if partial and _cut_off_at_end(text, err):
+                        return MORE, n
                 except (ValueError, RecursionError):
                     pass  # malformed or cut off: the scanner finds out which
             return _scan_container(text, pos, flavor, partial)
