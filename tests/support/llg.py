@@ -11,6 +11,7 @@ lexing disagrees with GBNF semantics (a lexeme that could stop early), use the s
 from __future__ import annotations
 
 import functools
+from typing import ClassVar
 
 import llguidance
 
@@ -18,8 +19,8 @@ import llguidance
 class _ByteTokenizer:
     eos_token_id = 256
     bos_token_id = None
-    tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
-    special_token_ids = [256]
+    tokens: ClassVar[list[bytes]] = [bytes([i]) for i in range(256)] + [b"<eos>"]
+    special_token_ids: ClassVar[list[int]] = [256]
 
     def __call__(self, data: bytes) -> list[int]:
         return list(data)

@@ -159,7 +159,7 @@ class GrammarWriter:
         self.peg_rules = collect_rules(root)
         self._converter: JsonSchemaConverter | None = None
         for shared in ("root", SPACE_RULE, JSON_WS_RULE, ANY_CHAR_RULE):  # claim the fixed names first
-            self.rules.reserve(shared, (shared,) if shared == "root" else ("shared", shared))
+            self.rules.reserve(shared, ("root",) if shared == "root" else None)
 
     @property
     def converter(self) -> JsonSchemaConverter:
@@ -197,8 +197,8 @@ class GrammarWriter:
         return gbnf_name
 
     def _shared(self, name: str, body: str) -> Expr:
-        self.rules.add(name, body, ("shared", name))
-        return Expr(self.rules.reserve(name, ("shared", name)), ATOM)
+        """A rule shared by everything in the grammar (the JSON-schema converter uses the same keys)."""
+        return Expr(self.rules.add(name, body), ATOM)
 
     def expr(self, node: Parser) -> Expr:
         """GBNF expression for ``node``."""
@@ -276,7 +276,7 @@ class GrammarWriter:
         """Rules for Python literals (dicts, lists, '...'/"..." strings, True/False/None)."""
         ws = self._shared(JSON_WS_RULE, JSON_WS_BODY).text
         number = self.converter.convert({"type": "number"}, "json-number")
-        value = self.rules.reserve("py-value", ("shared", "py-value"))
+        value = self.rules.reserve("py-value")
         dq = self._shared("py-dq-char", r'[^"\\] | "\\" ([^\n] | "\n")').text
         sq = self._shared("py-sq-char", r"""[^'\\] | "\\" ([^\n] | "\n")""").text
         string = self._shared("py-string", f'"\\"" {dq}* "\\"" | "\'" {sq}* "\'"').text
@@ -286,8 +286,7 @@ class GrammarWriter:
         sep = f'{ws} "," {ws}'
         dict_ = self._shared("py-dict", f'"{{" {ws} ({kv} ({sep} {kv})*)? {ws} "}}"').text
         list_ = self._shared("py-list", f'"[" {ws} ({value} ({sep} {value})*)? {ws} "]"').text
-        self.rules.add("py-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}",
-                       ("shared", "py-value"))
+        self.rules.add("py-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}")
         names = {"value": value, "object": dict_, "array": list_, "string": string, "number": number,
                  "bool": boolean, "null": none, "dq-char": dq, "sq-char": sq}
         return names[kind]

@@ -38,7 +38,7 @@ _IDENT = re.compile(r"[A-Za-z0-9-]+")
 
 _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _CLASS_ESCAPES = {
-    "\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\^", "-": "\\-", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+    "\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\x5E", "-": "\\x2D", "\n": "\\n", "\r": "\\r", "\t": "\\t",
 }
 
 
@@ -132,8 +132,7 @@ class RuleSet:
     def add(self, wanted: str, body: str, key: Hashable | None = None) -> str:
         """Reserve a name for ``key`` and define it; a second call with the same key keeps the first body."""
         name = self.reserve(wanted, key)
-        if name not in self._bodies:
-            self._bodies[name] = body
+        self._bodies.setdefault(name, body)
         return name
 
     def __contains__(self, name: object) -> bool:
