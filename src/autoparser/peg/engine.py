@@ -6,7 +6,9 @@ of :class:`~.ast.Status` (FAIL 0, SUCCESS 1, NEED_MORE_INPUT 2).
 
 Semantics (partial = "more input may still arrive"):
 
-* ``literal`` cut off by the end of partial input needs more input; in complete mode it fails.
+* ``literal`` cut off by the end of partial input needs more input and commits nothing (its end is where
+  it started, so an enclosing tag never shows text that may turn out to be content); in complete mode it
+  fails.
 * ``sequence`` stops at the first child that does not succeed and returns its status.
 * ``choice`` takes the first alternative that does not fail, so an alternative that needs more input
   wins even if a later one would succeed (streaming must not commit to a guess).
@@ -236,7 +238,7 @@ def _literal(c: _Compiler, node: Literal) -> Matcher:
         if text.startswith(text_, pos):
             return OK, pos + size
         if st.partial and st.n - pos < size and text_.startswith(text[pos:]):
-            return MORE, st.n
+            return MORE, pos  # nothing committed: the cut-off text may still turn out to be something else
         st.failed(pos, what)
         return FAIL, pos
 
