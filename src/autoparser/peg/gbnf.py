@@ -52,7 +52,7 @@ from .nodes import (
 )
 
 if TYPE_CHECKING:
-    from .schema import JsonSchemaConverter
+    from .json_schema import JsonSchemaConverter
 
 __all__ = ["GrammarWriter", "to_gbnf", "until_pattern"]
 
@@ -164,7 +164,7 @@ class GrammarWriter:
     @property
     def converter(self) -> JsonSchemaConverter:
         if self._converter is None:
-            from .schema import JsonSchemaConverter
+            from .json_schema import JsonSchemaConverter
 
             self._converter = JsonSchemaConverter(self.rules)
         return self._converter
