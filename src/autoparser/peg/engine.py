@@ -14,8 +14,13 @@ Semantics (partial = "more input may still arrive"):
   wins even if a later one would succeed (streaming must not commit to a guess).
 * ``repeat`` stops at the end of input without trying the child; fewer than ``min`` matches there needs
   more input (partial) or fails. A child matching empty ends the loop and satisfies ``min``.
-* ``until`` stops before the first full delimiter; in partial mode it also stops before a proper prefix
-  of a delimiter that runs to the end of input, and without any delimiter it needs more input.
+* ``until`` stops before the first full delimiter; in partial mode a proper prefix of a delimiter running
+  to the end of input is withheld (the match ends before it and needs more input), and without any
+  delimiter it needs more input.
+* ``end`` at the end of partial input needs more input: the input may still continue.
+
+Partial mode never commits to a guess that more input could refute: a FAIL in partial mode means no
+continuation of the text can match.
 * ``atomic`` drops its AST nodes while incomplete; ``tag``/``rule`` nodes are marked partial then.
 * Lookaheads never create AST nodes nor leave failure records behind.
 
@@ -221,7 +226,7 @@ def _start(c: _Compiler, node: Start) -> Matcher:
 def _end(c: _Compiler, node: End) -> Matcher:
     def match(st: _State, pos: int) -> tuple[int, int]:
         if pos >= st.n:
-            return OK, pos
+            return (MORE if st.partial else OK), pos  # partial input may still continue
         st.failed(pos, "end of input")
         return FAIL, pos
 
@@ -423,7 +428,7 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         stop = n if hit < 0 else hit
         for q in range(max(pos, n - longest + 1), min(stop, n)):
             if text[q:] in prefixes[n - q]:
-                return OK, q
+                return MORE, q  # the tail may become a delimiter: withhold it, and don't guess what follows
         return (MORE, n) if hit < 0 else (OK, hit)
 
     return match
