@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from autoparser import peg as p
 from autoparser.peg.engine import collect_rules
+from autoparser.peg.graph import walk
 from autoparser.peg.nodes import (
     AnyChar,
     Atomic,
@@ -439,20 +440,13 @@ _KIND_SAMPLES = {
 def vocabulary(root: p.Parser) -> list[str]:
     """Strings that make a graph match: its literals and delimiters, JSON snippets, class samples."""
     words: list[str] = list(_CHAR_POOL)
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in walk(root):
         if isinstance(node, Literal):
             words.append(node.text)
         elif isinstance(node, Until):
             words.extend(node.delimiters)
         elif isinstance(node, Json | StringContent):
             words.extend(_JSON_SNIPPETS)
-        stack.extend(node.children())
     return sorted(set(words))
 
 

@@ -30,7 +30,6 @@ repeat, lookahead), so no orphan nodes survive.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Final
@@ -38,6 +37,7 @@ from typing import Final
 from ..errors import GrammarError
 from . import json_scan
 from .ast import AstNode, ParseResult, Status
+from .graph import collect_rules, describe
 from .nodes import (
     AnyChar,
     Atomic,
@@ -63,7 +63,7 @@ from .nodes import (
     Until,
 )
 
-__all__ = ["CompiledParser", "collect_rules", "describe"]
+__all__ = ["CompiledParser"]
 
 FAIL: Final = 0
 OK: Final = 1
@@ -97,51 +97,6 @@ class _State:
 
 
 Matcher = Callable[[_State, int], tuple[int, int]]
-
-
-def describe(node: Parser) -> str:
-    """A short description of what ``node`` expects, for error messages."""
-    match node:
-        case Literal(text=text):
-            return json.dumps(text, ensure_ascii=False)
-        case Chars(char_class=cls):
-            return cls.describe()
-        case AnyChar():
-            return "any character"
-        case End():
-            return "end of input"
-        case Start():
-            return "start of input"
-        case Json(kind=kind, flavor=flavor):
-            return f"{'Python' if flavor == 'python' else 'JSON'} {kind}"
-        case StringContent(quote=quote):
-            return f"string content closed by {quote}"
-        case Rule(name=name) | Ref(name=name):
-            return name
-        case Tag(child=child) | Atomic(child=child) | Schema(child=child) | Gbnf(child=child):
-            return describe(child)
-        case Negate(child=child):
-            return f"anything but {describe(child)}"
-        case _:
-            return type(node).__name__.lower()
-
-
-def collect_rules(root: Parser) -> dict[str, Rule]:
-    """Every :class:`Rule` reachable from ``root``, by name; conflicting definitions are an error."""
-    rules: dict[str, Rule] = {}
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Rule):
-            other = rules.setdefault(node.name, node)
-            if other is not node and other.body is not node.body:
-                raise GrammarError(f"rule {node.name!r} is defined twice with different bodies")
-        stack.extend(node.children())
-    return rules
 
 
 class _Compiler:

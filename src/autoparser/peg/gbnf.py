@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import GrammarError
-from .engine import collect_rules
 from .gbnf_syntax import JSON_WS_BODY, JSON_WS_RULE, SPACE_BODY, SPACE_RULE, RuleSet, class_char, literal
+from .graph import collect_rules
 from .nodes import (
     AnyChar,
     Atomic,
