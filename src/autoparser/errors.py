@@ -6,6 +6,7 @@ Every exception the library raises on purpose derives from :class:`AutoparserErr
      ├── GrammarError (ValueError)   a parser graph or GBNF construct is malformed
      │    └── SchemaError            a JSON schema cannot be turned into a grammar (names the schema path)
      │         └── PatternError      a schema ``pattern`` uses regex syntax GBNF cannot express
+     ├── TemplateError               a chat template failed to compile or render (names template and line)
      └── ParseError                  input does not match a parser (only from strict parsing)
 
 Misconfiguration errors also subclass :class:`ValueError` so generic handlers catch them.
@@ -13,7 +14,7 @@ Misconfiguration errors also subclass :class:`ValueError` so generic handlers ca
 
 from __future__ import annotations
 
-__all__ = ["AutoparserError", "GrammarError", "ParseError", "PatternError", "SchemaError"]
+__all__ = ["AutoparserError", "GrammarError", "ParseError", "PatternError", "SchemaError", "TemplateError"]
 
 
 class AutoparserError(Exception):
@@ -43,6 +44,20 @@ class PatternError(SchemaError):
         super().__init__(path, f"pattern {pattern!r} at offset {position}: {message}")
         self.pattern = pattern
         self.position = position
+
+
+class TemplateError(AutoparserError):
+    """A chat template failed to compile or render.
+
+    ``template`` names the template, ``line`` is the Jinja source line when known.
+    """
+
+    def __init__(self, template: str, message: str, line: int | None = None) -> None:
+        where = f"{template}, line {line}" if line is not None else template
+        super().__init__(f"template {where}: {message}")
+        self.template = template
+        self.line = line
+        self.reason = message
 
 
 class ParseError(AutoparserError):

@@ -1,0 +1,106 @@
+"""A Jinja environment that renders chat templates the way Hugging Face transformers does.
+
+Templates come from model hubs and are untrusted code, so they run in Jinja's immutable sandbox. The
+environment mirrors transformers' chat-template renderer so that prompts are byte-identical:
+
+* ``trim_blocks`` and ``lstrip_blocks``, the ``loopcontrols`` extension (``{% break %}``/``{% continue %}``);
+* ``tojson`` that keeps key order and non-ASCII text, does no HTML escaping, and takes ``indent``,
+  ``separators``, ``ensure_ascii`` and ``sort_keys``;
+* ``raise_exception(msg)`` (raises a template error), ``strftime_now(fmt)``, a ``dict`` callable and a
+  ``namespace`` that refuses underscore-prefixed attributes;
+* a no-op ``{% generation %}...{% endgeneration %}`` block (used by training code to mark assistant text).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime
+from typing import Any
+
+import jinja2
+import jinja2.ext
+import jinja2.nodes
+import jinja2.parser
+import jinja2.utils
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+__all__ = ["compile_template", "make_environment"]
+
+
+class GenerationBlock(jinja2.ext.Extension):
+    """``{% generation %}body{% endgeneration %}`` renders its body unchanged."""
+
+    tags = {"generation"}  # noqa: RUF012 - Jinja reads this class attribute
+
+    def parse(self, parser: jinja2.parser.Parser) -> jinja2.nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.Scope(body).set_lineno(lineno)
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _raise_exception(message: str) -> None:
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _strftime_now(fmt: str) -> str:
+    return datetime.now().strftime(fmt)
+
+
+class _SafeDict:
+    """``dict(...)`` for templates, without exposing the ``dict`` type itself."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class _SafeNamespace(jinja2.utils.Namespace):
+    """``namespace(...)`` that refuses underscore-prefixed attributes (no path to Python internals)."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # same signature trick as Jinja's Namespace
+        self, rest = args[0], args[1:]
+        attrs = dict(*rest, **kwargs)
+        for name in attrs:
+            _SafeNamespace._check(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _SafeNamespace._check(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check(name: object) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"templates may not set underscore attribute {name!r}")
+
+
+def make_environment() -> ImmutableSandboxedEnvironment:
+    """A fresh sandboxed environment configured like transformers' chat-template renderer."""
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    env.globals["dict"] = _SafeDict()
+    env.globals["namespace"] = _SafeNamespace
+    return env
+
+
+@functools.lru_cache(maxsize=256)
+def compile_template(source: str) -> jinja2.Template:
+    """Compile ``source`` once (templates are re-used for every request)."""
+    return make_environment().from_string(source)
