@@ -87,6 +87,7 @@ class ChatTemplate:
             **extra_context,
             "messages": _with_reasoning_aliases(messages),
             "tools": copy.deepcopy(list(tools)) if tools is not None else None,
+            "documents": extra_context.get("documents"),
             "add_generation_prompt": add_generation_prompt,
         }
         if enable_thinking is not None:
