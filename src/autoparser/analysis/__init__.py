@@ -1,1 +1,1 @@
-"""Placeholder: arrives with a later issue."""
+"""Differential analysis of chat templates (diff primitives so far; the analyzers arrive with issue 3)."""
