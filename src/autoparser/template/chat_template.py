@@ -92,8 +92,15 @@ class ChatTemplate:
         }
         if enable_thinking is not None:
             context["enable_thinking"] = enable_thinking
+        return self.render_context(context)
+
+    def render_context(self, context: Mapping[str, Any]) -> str:
+        """Render with exactly ``context`` as the template variables (no copying or aliasing of inputs).
+
+        Capability probing uses this with access-tracking wrappers, which copying would trigger.
+        """
         try:
-            return compile_template(self.source).render(**context)
+            return compile_template(self.source).render(context)
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(self.name, f"syntax error: {err.message}", err.lineno) from err
         except jinja2.TemplateError as err:
