@@ -113,8 +113,6 @@ def any_char() -> Parser:
 
 def chars(char_class: str, min: int = 1, max: int = -1) -> Parser:
     """Match ``min``..``max`` (``-1``: unbounded) code points of a class such as ``"[a-zA-Z_]"``."""
-    if min < 0 or (max >= 0 and max < min):
-        raise GrammarError(f"chars({char_class!r}): bad bounds min={min} max={max}")
     return Chars(parse_char_class(char_class), char_class, min, max)
 
 
@@ -130,10 +128,7 @@ def choice(*parts: Parser | str) -> Parser:
 
 def repeat(p: Parser | str, min: int, max: int | None = None) -> Parser:
     """``p`` between ``min`` and ``max`` times; ``repeat(p, n)`` is exactly ``n``; ``max=-1`` unbounded."""
-    upper = min if max is None else max
-    if min < 0 or (upper >= 0 and upper < min):
-        raise GrammarError(f"repeat(): bad bounds min={min} max={upper}")
-    return Repeat(coerce(p), min, upper)
+    return Repeat(coerce(p), min, min if max is None else max)
 
 
 def optional(p: Parser | str) -> Parser:

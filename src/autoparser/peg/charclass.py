@@ -30,8 +30,8 @@ class CharClass:
         body = "".join(
             re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}" for lo, hi in self.ranges
         )
-        if not body:  # empty class: nothing (or, negated, everything)
-            return r"[\s\S]" if self.negated else "(?!)"
+        if not body:  # only the negated empty class can exist (see parse_char_class): everything
+            return r"[\s\S]"
         return f"[{'^' if self.negated else ''}{body}]"
 
     def gbnf(self) -> str:

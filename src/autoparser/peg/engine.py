@@ -230,8 +230,6 @@ def _space(c: _Compiler, node: Space) -> Matcher:
 
 
 def _chars(c: _Compiler, node: Chars) -> Matcher:
-    if node.min < 0 or (node.max >= 0 and node.max < node.min):
-        raise GrammarError(f"chars({node.spec!r}): bad bounds min={node.min} max={node.max}")
     upper = "" if node.max < 0 else str(node.max)
     regex_match = re.compile(f"{node.char_class.regex()}{{0,{upper}}}").match
     lower = node.min
@@ -280,8 +278,6 @@ def _choice(c: _Compiler, node: Choice) -> Matcher:
 
 
 def _repeat(c: _Compiler, node: Repeat) -> Matcher:
-    if node.min < 0 or (node.max >= 0 and node.max < node.min):
-        raise GrammarError(f"repeat(): bad bounds min={node.min} max={node.max}")
     child = c.compile(node.child)
     lower, upper = node.min, node.max
 

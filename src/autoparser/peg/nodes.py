@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from typing import Literal as TypingLiteral
 
+from ..errors import GrammarError
 from .charclass import CharClass
 
 if TYPE_CHECKING:
@@ -60,6 +61,12 @@ def coerce(value: Parser | str) -> Parser:
     if isinstance(value, str):
         return Literal(value)
     raise TypeError(f"expected a Parser or str, got {type(value).__name__}")
+
+
+def _check_bounds(what: str, lo: int, hi: int) -> None:
+    """Repetition bounds: ``0 <= lo`` and ``hi == -1`` (unbounded) or ``hi >= lo``."""
+    if lo < 0 or (hi >= 0 and hi < lo):
+        raise GrammarError(f"{what}: bad bounds min={lo} max={hi}")
 
 
 class Parser:
@@ -154,6 +161,9 @@ class Chars(Parser):
     min: int = 1
     max: int = -1
 
+    def __post_init__(self) -> None:
+        _check_bounds(f"chars({self.spec!r})", self.min, self.max)
+
 
 @_node
 class Sequence(Parser):
@@ -206,6 +216,9 @@ class Repeat(Parser):
     min: int = 0
     max: int = -1
 
+    def __post_init__(self) -> None:
+        _check_bounds("repeat()", self.min, self.max)
+
     def children(self) -> tuple[Parser, ...]:
         return (self.child,)
 
@@ -243,8 +256,6 @@ class Until(Parser):
 
     def __post_init__(self) -> None:
         if any(d == "" for d in self.delimiters):
-            from ..errors import GrammarError
-
             raise GrammarError("until(): delimiters must be non-empty strings")
 
 

@@ -84,10 +84,10 @@ class ChatTemplate:
         context: dict[str, Any] = {
             "bos_token": self.bos_token,
             "eos_token": self.eos_token,
+            "documents": None,
             **extra_context,
             "messages": _with_reasoning_aliases(messages),
             "tools": copy.deepcopy(list(tools)) if tools is not None else None,
-            "documents": extra_context.get("documents"),
             "add_generation_prompt": add_generation_prompt,
         }
         if enable_thinking is not None:
