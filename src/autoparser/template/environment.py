@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import jinja2
 import jinja2.ext
+import jinja2.meta
 import jinja2.nodes
 import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-__all__ = ["compile_template", "make_environment"]
+__all__ = ["compile_template", "make_environment", "undeclared_variables"]
 
 
 class GenerationBlock(jinja2.ext.Extension):
@@ -46,7 +48,25 @@ def _tojson(
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
-    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    return json.dumps(
+        value,
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=separators,
+        sort_keys=sort_keys,
+        default=_materialize,
+    )
+
+
+def _materialize(value: Any) -> Any:
+    """Serialize lazy sequences (``tools | map(attribute='function')`` is a generator in Jinja2).
+
+    transformers raises "not JSON serializable" here; templates written for other Jinja engines expect a list.
+    Only inputs that transformers rejects render differently.
+    """
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _raise_exception(message: str) -> None:
@@ -104,3 +124,9 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 def compile_template(source: str) -> jinja2.Template:
     """Compile ``source`` once (templates are re-used for every request)."""
     return make_environment().from_string(source)
+
+
+@functools.lru_cache(maxsize=256)
+def undeclared_variables(source: str) -> frozenset[str]:
+    """Variables a template reads without setting them (its inputs), e.g. ``messages``, ``tools``, ``functions``."""
+    return frozenset(jinja2.meta.find_undeclared_variables(make_environment().parse(source)))

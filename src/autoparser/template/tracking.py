@@ -27,8 +27,14 @@ class AccessLog:
         self.paths.add(path)
 
     def used(self, path: str) -> bool:
-        """Whether ``path`` (e.g. ``tools[0].function.name``) or anything below it was read."""
-        return any(p == path or p.startswith((path + ".", path + "[", path + ":")) for p in self.paths)
+        """Whether ``path`` (e.g. ``tools[0].function.name``) or anything below it was read.
+
+        A value converted to text as a whole (``{{ tool }}``, ``tool | tojson``) counts as reading everything
+        inside it, so an ancestor marked ``:all`` makes ``path`` used too.
+        """
+        if any(p == path or p.startswith((path + ".", path + "[", path + ":")) for p in self.paths):
+            return True
+        return any(p.endswith(":all") and path.startswith(p[: -len(":all")]) for p in self.paths)
 
     def __repr__(self) -> str:
         return f"AccessLog({sorted(self.paths)})"
@@ -78,6 +84,12 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         self._log.record(f"{self._path}:iter")
         return super().__iter__()
 
+    def __repr__(self) -> str:
+        self._log.record(f"{self._path}:all")
+        return super().__repr__()
+
+    __str__ = __repr__
+
 
 class TrackedList(list):  # type: ignore[type-arg]
     """A list that records index access and iteration."""
@@ -104,3 +116,9 @@ class TrackedList(list):  # type: ignore[type-arg]
         self._log.record(f"{self._path}:iter")
         for i, value in enumerate(super().__iter__()):
             yield track(value, f"{self._path}[{i}]", self._log)
+
+    def __repr__(self) -> str:
+        self._log.record(f"{self._path}:all")
+        return super().__repr__()
+
+    __str__ = __repr__

@@ -1,0 +1,100 @@
+"""``analyze_template``: run every analysis phase on a template, once per template (results are cached).
+
+Order matters: capabilities decide which phases can run; reasoning markers are removed before tool calls are
+read; tool-format results feed the function, argument and call-id phases; workarounds come last.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..template.capabilities import probe_capabilities
+from ..template.probing import ProbeRenderer, RenderableTemplate
+from . import needles
+from .content import analyze_content
+from .diff import common_prefix_len
+from .formats import detect_format
+from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolsAnalysis
+from .reasoning import analyze_reasoning, classify_reasoning
+from .tools import analyze_tools
+from .variants import VariantRenderer
+from .workarounds import Draft, apply_workarounds
+
+__all__ = ["analyze_template", "clear_cache"]
+
+_CACHE_SIZE = 128
+_cache: OrderedDict[tuple[str, str, str], TemplateAnalysis] = OrderedDict()
+_lock = threading.Lock()
+
+
+def analyze_template(template: RenderableTemplate, name: str = "<string>") -> TemplateAnalysis:
+    """The analysis of ``template`` (cached by source and BOS/EOS strings)."""
+    key = (template.source, template.bos_token, template.eos_token)
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    result = _analyze(template, name)
+    with _lock:
+        _cache[key] = result
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def generation_prompt(renderer: VariantRenderer, enable_thinking: bool) -> str:
+    """What ``add_generation_prompt`` appends after a user turn."""
+    without = renderer.render([needles.USER], enable_thinking=enable_thinking) or ""
+    with_prompt = renderer.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking) or ""
+    return with_prompt[common_prefix_len(without, with_prompt) :]
+
+
+def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
+    probe = ProbeRenderer(template)
+    caps = probe_capabilities(probe)
+    renderer = VariantRenderer(probe, caps)
+    reasoning = analyze_reasoning(renderer, caps.supports_tool_calls)
+    content = analyze_content(renderer, reasoning)
+    tools = analyze_tools(renderer, reasoning, caps) if caps.supports_tool_calls else ToolsAnalysis()
+    draft = Draft(reasoning, content, tools)
+    applied = apply_workarounds(template.source, draft)
+    prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
+    return TemplateAnalysis(
+        template=name,
+        format=detect_format(template.source),
+        capabilities=caps,
+        reasoning=classify_reasoning(draft.reasoning, prompts),
+        content=draft.content,
+        tools=draft.tools,
+        generation_prompts=prompts,
+        preserved_tokens=tuple(_preserved_tokens(draft)),
+        workarounds=tuple(applied),
+    )
+
+
+def _preserved_tokens(draft: Draft) -> list[str]:
+    """Every marker, trimmed and de-duplicated: a tokenizer must not split them."""
+    if draft.preserved_override is not None:
+        return list(draft.preserved_override)
+    reasoning: ReasoningAnalysis = draft.reasoning
+    fmt, function, args, call_id = draft.tools.format, draft.tools.function, draft.tools.arguments, draft.tools.call_id
+    markers = [
+        reasoning.start, reasoning.end, draft.content.start, draft.content.end,
+        fmt.section_start, fmt.section_end, fmt.per_call_start, fmt.per_call_end,
+        function.name_prefix, function.name_suffix, function.close,
+        args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
+        args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,
+    ]  # fmt: skip
+    tokens: list[str] = []
+    for marker in markers:
+        token = marker.strip()
+        if token and token not in tokens:
+            tokens.append(token)
+    return tokens

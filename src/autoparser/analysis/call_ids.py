@@ -1,0 +1,49 @@
+"""Call-id markers (phase T7): where a template writes the tool call's id, e.g. Mistral's
+``[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}`` (BETWEEN_FUNC_AND_ARGS) or Kimi-K2's ``functions.name:0``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import needles
+from .model import ArgumentMarkers, CallIdMarkers, CallIdPosition
+from .patterns import MARKER, first_marker, last_marker
+from .variants import VariantRenderer
+
+__all__ = ["analyze_call_ids"]
+
+
+def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> CallIdMarkers:
+    comparison = renderer.compare(
+        needles.with_calls(needles.FIRST_CALL), needles.with_calls(needles.FIRST_CALL_ALT_ID), tools=True
+    )
+    if comparison is None or (not comparison.diff.left and not comparison.diff.right):
+        return CallIdMarkers()
+    prefix, suffix = comparison.diff.prefix, comparison.diff.suffix
+    name = needles.FUN_FIRST
+    in_prefix, in_suffix = name in prefix, name in suffix
+    result = CallIdMarkers()
+    if in_prefix and not in_suffix:
+        after_name = prefix[prefix.rindex(name) + len(name) :]
+        if "{" in suffix and "{" not in after_name:
+            direct = re.search(rf"({MARKER})call$", prefix)
+            before_args = suffix[: suffix.index("{")]
+            result = CallIdMarkers(
+                CallIdPosition.BETWEEN_FUNC_AND_ARGS,
+                direct.group(1) if direct else last_marker(after_name),
+                first_marker(before_args),
+            )
+        elif "{" in prefix:
+            result = CallIdMarkers(
+                CallIdPosition.POST_ARGS, last_marker(prefix[prefix.rindex("}") :]), first_marker(suffix)
+            )
+    elif in_suffix and not in_prefix:
+        result = CallIdMarkers(
+            CallIdPosition.PRE_FUNC_NAME, last_marker(prefix), first_marker(suffix[: suffix.index(name)])
+        )
+    if result.prefix and result.prefix == arguments.end:
+        result = CallIdMarkers(result.position, "", result.suffix)
+    if result.suffix and result.suffix == arguments.start:
+        result = CallIdMarkers(result.position, result.prefix, "")
+    return result

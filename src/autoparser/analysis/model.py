@@ -1,0 +1,194 @@
+"""The analysis result: what a template says about how its model writes reasoning, content and tool calls.
+
+Every part is a frozen dataclass; each analyzer owns one part. ``TemplateAnalysis.to_dict()`` gives a
+JSON-serialisable view (enums as their names) for the CLI, tests and users.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..template.capabilities import TemplateCapabilities
+
+__all__ = [
+    "ArgumentMarkers",
+    "CallIdMarkers",
+    "CallIdPosition",
+    "ContentAnalysis",
+    "ContentMode",
+    "FunctionMarkers",
+    "GenerationPrompts",
+    "ReasoningAnalysis",
+    "ReasoningMode",
+    "TemplateAnalysis",
+    "ToolFormat",
+    "ToolFormatMode",
+    "ToolsAnalysis",
+]
+
+
+class ReasoningMode(Enum):
+    """How reasoning is delimited.
+
+    TAG_BASED: the model may open and close a block (``<think>...</think>``). DELIMITER: there is only an end
+    marker; everything before it is reasoning. FORCED_OPEN: the generation prompt (thinking enabled) already
+    opened the block, so output starts inside it. FORCED_CLOSED: as FORCED_OPEN, and with thinking disabled the
+    prompt closes the block instead. TOOLS_ONLY: the template shows reasoning only next to tool calls.
+    """
+
+    NONE = "NONE"
+    TAG_BASED = "TAG_BASED"
+    DELIMITER = "DELIMITER"
+    FORCED_OPEN = "FORCED_OPEN"
+    FORCED_CLOSED = "FORCED_CLOSED"
+    TOOLS_ONLY = "TOOLS_ONLY"
+
+
+class ContentMode(Enum):
+    """PLAIN: content is bare text. ALWAYS_WRAPPED: content sits between start/end markers.
+    WRAPPED_WITH_REASONING: wrapped when reasoning precedes it (Granite). END_DELIMITED: content ends at a marker.
+    """
+
+    PLAIN = "PLAIN"
+    ALWAYS_WRAPPED = "ALWAYS_WRAPPED"
+    WRAPPED_WITH_REASONING = "WRAPPED_WITH_REASONING"
+    END_DELIMITED = "END_DELIMITED"
+
+
+class ToolFormatMode(Enum):
+    """NONE: no tool calls. JSON_NATIVE: each call is a JSON object holding the name and arguments.
+    TAG_WITH_JSON: markup carries the name, the arguments are a JSON object. TAG_WITH_TAGGED: markup carries the
+    name and each argument (``<parameter=x>value</parameter>``).
+    """
+
+    NONE = "NONE"
+    JSON_NATIVE = "JSON_NATIVE"
+    TAG_WITH_JSON = "TAG_WITH_JSON"
+    TAG_WITH_TAGGED = "TAG_WITH_TAGGED"
+
+
+class CallIdPosition(Enum):
+    NONE = "NONE"
+    PRE_FUNC_NAME = "PRE_FUNC_NAME"
+    BETWEEN_FUNC_AND_ARGS = "BETWEEN_FUNC_AND_ARGS"
+    POST_ARGS = "POST_ARGS"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningAnalysis:
+    """Reasoning markers. ``start``/``end`` keep the whitespace the template puts around them."""
+
+    mode: ReasoningMode = ReasoningMode.NONE
+    start: str = ""
+    end: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode is not ReasoningMode.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class ContentAnalysis:
+    mode: ContentMode = ContentMode.PLAIN
+    start: str = ""
+    end: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFormat:
+    """Where calls sit (section / per-call markers) and, for JSON calls, the field names."""
+
+    mode: ToolFormatMode = ToolFormatMode.NONE
+    section_start: str = ""
+    section_end: str = ""
+    per_call_start: str = ""
+    per_call_end: str = ""
+    fun_name_is_key: bool = False
+    tools_array_wrapped: bool = False
+    function_field: str = "function"
+    name_field: str = "name"
+    args_field: str = "arguments"
+    id_field: str = ""
+    gen_id_field: str = ""
+    parameter_order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionMarkers:
+    """Markup around a function name (``<function=`` NAME ``>\\n``) and the marker closing the call body."""
+
+    name_prefix: str = ""
+    name_suffix: str = ""
+    close: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentMarkers:
+    """Markup of tagged arguments: ``name_prefix NAME name_suffix value_prefix VALUE value_suffix``."""
+
+    start: str = ""
+    end: str = ""
+    name_prefix: str = ""
+    name_suffix: str = ""
+    value_prefix: str = ""
+    value_suffix: str = ""
+    separator: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallIdMarkers:
+    position: CallIdPosition = CallIdPosition.NONE
+    prefix: str = ""
+    suffix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsAnalysis:
+    format: ToolFormat = field(default_factory=ToolFormat)
+    function: FunctionMarkers = field(default_factory=FunctionMarkers)
+    arguments: ArgumentMarkers = field(default_factory=ArgumentMarkers)
+    call_id: CallIdMarkers = field(default_factory=CallIdMarkers)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationPrompts:
+    """What the template appends for the assistant's turn, with thinking enabled and disabled."""
+
+    thinking: str = ""
+    no_thinking: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateAnalysis:
+    """Everything learned from one template.
+
+    ``format`` is ``"generic"`` when the markers below describe the output completely, otherwise the name of a
+    dedicated output format (see docs/formats.md) whose parser knows the rest.
+    """
+
+    template: str
+    format: str
+    capabilities: TemplateCapabilities
+    reasoning: ReasoningAnalysis
+    content: ContentAnalysis
+    tools: ToolsAnalysis
+    generation_prompts: GenerationPrompts
+    preserved_tokens: tuple[str, ...] = ()
+    workarounds: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (enums become their names, tuples lists)."""
+        return _plain(self)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,132 @@
+"""Reasoning analysis (phases R1-R3): does the model think, and between which markers?
+
+R1 renders an assistant turn with and without ``reasoning_content`` and reads the markers around the needle.
+R2 renders the generation prompt with thinking disabled and enabled: templates that open ``<think>`` for the
+model (or close it when thinking is off) reveal their markers there. R3 checks whether reasoning is rendered
+only next to tool calls. The result uses TAG_BASED / TOOLS_ONLY / NONE; :func:`classify_reasoning` later refines
+it with the generation prompts (DELIMITER, FORCED_OPEN, FORCED_CLOSED).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from . import needles
+from .diff import SegmentKind, prune_whitespace_segments, segmentize_markers
+from .model import GenerationPrompts, ReasoningAnalysis, ReasoningMode
+from .patterns import MARKER
+from .variants import VariantRenderer
+
+__all__ = ["analyze_reasoning", "classify_reasoning"]
+
+_THINKING = re.escape(needles.THINKING)
+_WRAPPED = re.compile(rf"(?P<pre>{MARKER}\s*){_THINKING}(?P<post>\s*{MARKER}\s*)", re.DOTALL)
+_TRAILING = re.compile(rf"{_THINKING}\s*(?P<post>{MARKER}\s*)?", re.DOTALL)
+_WRAPPED_TIGHT = re.compile(rf"(?P<pre>{MARKER}\s*){_THINKING}\s*(?P<post>{MARKER}\s*)", re.DOTALL)
+
+
+def analyze_reasoning(renderer: VariantRenderer, supports_tool_calls: bool) -> ReasoningAnalysis:
+    result = _from_assistant_turn(renderer, ReasoningAnalysis())
+    result = _from_generation_prompt(renderer, result)
+    if supports_tool_calls:
+        result = _tools_only_scope(renderer, result)
+    return result
+
+
+def _from_assistant_turn(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """R1: markers around the reasoning needle in a rendered assistant turn."""
+    base = [needles.USER, needles.assistant()]
+    with_reasoning = [needles.USER, needles.assistant(reasoning_content=needles.THINKING)]
+    comparison = renderer.compare(base, with_reasoning)
+    if comparison is None or needles.THINKING not in comparison.diff.right:
+        return result
+    match = _WRAPPED.search(comparison.b)
+    if match:
+        return ReasoningAnalysis(ReasoningMode.TAG_BASED, match["pre"], match["post"])
+    match = _TRAILING.search(comparison.b)
+    if match and match["post"]:
+        return ReasoningAnalysis(ReasoningMode.TAG_BASED, "", match["post"])
+    return result
+
+
+def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """R2: what enabling thinking changes in the generation prompt."""
+    comparison = renderer.compare([needles.USER], [needles.USER], add_generation_prompt=True, thinking=(False, True))
+    if comparison is None:
+        return _promote(result)
+    diff = comparison.diff
+    left, right = diff.left.strip(), diff.right.strip()
+    start, end = result.start, result.end
+    found = False
+    if not left and right and comparison.b.endswith(right):
+        # Thinking on appends an opening marker to the prompt.
+        if not start:
+            start, found = diff.right, True
+    elif not right and left and comparison.a.endswith(left) and not end:
+        # Thinking off appends a closed empty block: its last two markers are start and end.
+        segments = prune_whitespace_segments(segmentize_markers(comparison.a))
+        if len(segments) >= 2 and segments[-1].value == left and segments[-2].kind is SegmentKind.MARKER:
+            start, end, found = segments[-2].value, diff.left, True
+    elif left and right:
+        start, end, found = _rewritten_prompt(comparison.a, comparison.b, start, end)
+    if found:
+        result = ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
+    return _promote(result)
+
+
+def _rewritten_prompt(off: str, on: str, start: str, end: str) -> tuple[str, str, bool]:
+    """Both prompts differ (e.g. SmolLM3 rewrites its system prompt): look for an added ``<a></a>`` pair."""
+    for base, extended in ((on, off), (off, on)):
+        anchor = base[-64:]
+        pos = extended.rfind(anchor)
+        if pos < 0 or pos + len(anchor) >= len(extended):
+            continue
+        extra = extended[pos + len(anchor) :].strip()
+        segments = prune_whitespace_segments(segmentize_markers(extra))
+        if len(segments) == 2 and all(s.kind is SegmentKind.MARKER for s in segments):
+            return start or segments[0].value, end or segments[1].value, True
+    return start, end, False
+
+
+def _promote(result: ReasoningAnalysis) -> ReasoningAnalysis:
+    if result.mode is ReasoningMode.NONE and not result.start and result.end:
+        return dataclasses.replace(result, mode=ReasoningMode.TAG_BASED)
+    return result
+
+
+def _tools_only_scope(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """R3: reasoning that is rendered next to tool calls but dropped from plain answers."""
+    base = [needles.USER, needles.assistant(reasoning_content=needles.THINKING)]
+    call = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: "VVVV", needles.ARG_SECOND: "XXXX"})
+    with_call = [needles.USER, needles.assistant(None, reasoning_content=needles.THINKING, tool_calls=[call])]
+    comparison = renderer.compare(base, with_call, tools=True)
+    if comparison is None or needles.THINKING in comparison.a or needles.THINKING not in comparison.b:
+        return result
+    match = _WRAPPED_TIGHT.search(comparison.b)
+    if match:
+        return ReasoningAnalysis(ReasoningMode.TOOLS_ONLY, match["pre"], match["post"])
+    match = _TRAILING.search(comparison.b)
+    if match and match["post"]:
+        return ReasoningAnalysis(ReasoningMode.TOOLS_ONLY, result.start, match["post"])
+    return ReasoningAnalysis()
+
+
+def classify_reasoning(result: ReasoningAnalysis, prompts: GenerationPrompts) -> ReasoningAnalysis:
+    """Refine TAG_BASED with the generation prompts: DELIMITER, FORCED_OPEN or FORCED_CLOSED."""
+    if result.mode is not ReasoningMode.TAG_BASED:
+        return result
+    if not result.start.strip():
+        return dataclasses.replace(result, mode=ReasoningMode.DELIMITER)
+    if _opens(prompts.thinking, result):
+        closed = prompts.no_thinking.rstrip().endswith(result.end.strip()) if result.end.strip() else False
+        mode = ReasoningMode.FORCED_CLOSED if closed else ReasoningMode.FORCED_OPEN
+        return dataclasses.replace(result, mode=mode)
+    return result
+
+
+def _opens(prompt: str, result: ReasoningAnalysis) -> bool:
+    """Whether ``prompt`` leaves a reasoning block open (its last start marker is not followed by an end)."""
+    start, end = result.start.strip(), result.end.strip()
+    pos = prompt.rfind(start)
+    return pos >= 0 and (not end or end not in prompt[pos:])

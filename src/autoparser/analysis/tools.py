@@ -1,0 +1,33 @@
+"""Tool-call analysis: runs T1-T3, A1-A2 and T7 in order, each phase refining the previous ones."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..template.capabilities import TemplateCapabilities
+from .arguments import analyze_argument_markers
+from .call_ids import analyze_call_ids
+from .functions import analyze_function_markers
+from .model import ArgumentMarkers, CallIdPosition, ReasoningAnalysis, ToolFormatMode, ToolsAnalysis
+from .tool_format import analyze_tool_format
+from .variants import VariantRenderer
+
+__all__ = ["analyze_tools"]
+
+
+def analyze_tools(
+    renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps: TemplateCapabilities
+) -> ToolsAnalysis:
+    if not caps.supports_tool_calls:
+        return ToolsAnalysis()
+    fmt, name = analyze_tool_format(renderer, reasoning, caps.supports_parallel_tool_calls)
+    if fmt.mode in (ToolFormatMode.NONE, ToolFormatMode.JSON_NATIVE):
+        return ToolsAnalysis(fmt)
+    function = analyze_function_markers(renderer, fmt, name)
+    arguments = ArgumentMarkers()
+    if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED:
+        arguments = analyze_argument_markers(renderer, fmt, function)
+    call_id = analyze_call_ids(renderer, arguments)
+    if call_id.position is not CallIdPosition.NONE and call_id.suffix and fmt.per_call_end.startswith(call_id.suffix):
+        fmt = dataclasses.replace(fmt, per_call_end="")
+    return ToolsAnalysis(fmt, function, arguments, call_id)
