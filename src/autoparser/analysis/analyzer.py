@@ -60,7 +60,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     probe = ProbeRenderer(template)
     caps = probe_capabilities(probe)
     renderer = VariantRenderer(probe, caps)
-    reasoning = analyze_reasoning(renderer, caps.supports_tool_calls)
+    reasoning = analyze_reasoning(renderer, caps.supports_tool_calls, caps.supports_typed_content)
     content = analyze_content(renderer, reasoning)
     tools = analyze_tools(renderer, reasoning, caps) if caps.supports_tool_calls else ToolsAnalysis()
     draft = Draft(reasoning, content, tools)

@@ -21,8 +21,8 @@ _NOT_MARKER = rf"(?:(?!{MARKER}).)*"
 
 
 def _around_name(text: str, name: str) -> tuple[str, str] | None:
-    """Text before the argument name and after it up to the value (``XXXX``/``YYYY``) or a quote."""
-    match = re.match(rf"(?P<pre>.*?){re.escape(name)}(?P<suffix>.*?)(?=\"|XXXX|YYYY)", text, re.DOTALL)
+    """Text before the argument name and after it up to the value (``XXXX``/``YYYY``)."""
+    match = re.match(rf"(?P<pre>.*?){re.escape(name)}(?P<suffix>.*?)(?=XXXX|YYYY)", text, re.DOTALL)
     return (match["pre"], match["suffix"]) if match else None
 
 

@@ -20,13 +20,11 @@ __all__ = ["analyze_function_markers"]
 _NOT_MARKER = rf"(?:(?!{MARKER}).)*"
 _FUN_FIRST = re.escape(needles.FUN_FIRST)
 _NAME = re.compile(rf"(?P<pre>.*?){_FUN_FIRST}(?P<post>{_NOT_MARKER})", re.DOTALL)
-_JSON_TAIL = re.compile(rf"(?P<ext>(?:{MARKER}|[^{{\[])*){_NOT_MARKER}{MARKER}", re.DOTALL)
+_JSON_TAIL = re.compile(rf"(?P<ext>(?:{MARKER}|[^{{\[])*){_NOT_MARKER}(?:{MARKER}|\Z)", re.DOTALL)
 _TAGGED_CLOSE = re.compile(rf".*?YYYY\s*{MARKER}\s*(?P<close>.*)", re.DOTALL)
 
 
-def analyze_function_markers(
-    renderer: VariantRenderer, fmt: ToolFormat, name: FunctionNameMatch
-) -> FunctionMarkers:
+def analyze_function_markers(renderer: VariantRenderer, fmt: ToolFormat, name: FunctionNameMatch) -> FunctionMarkers:
     comparison = renderer.compare(
         needles.with_calls(needles.FIRST_CALL), needles.with_calls(needles.SECOND_CALL), tools=True
     )

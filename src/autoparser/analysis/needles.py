@@ -33,8 +33,14 @@ def _parameters() -> dict[str, Any]:
 
 
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": FUN_FIRST, "description": "Test function foo", "parameters": _parameters()}},
-    {"type": "function", "function": {"name": FUN_SECOND, "description": "Test function bar", "parameters": _parameters()}},
+    {
+        "type": "function",
+        "function": {"name": FUN_FIRST, "description": "Test function foo", "parameters": _parameters()},
+    },
+    {
+        "type": "function",
+        "function": {"name": FUN_SECOND, "description": "Test function bar", "parameters": _parameters()},
+    },
 ]
 
 USER: dict[str, Any] = {"role": "user", "content": USER_MSG}
@@ -55,7 +61,7 @@ SECOND_CALL = tool_call(FUN_SECOND, BOTH_ARGS, CALL_ID_SECOND)
 FIRST_CALL_ALT_ID = tool_call(FUN_FIRST, BOTH_ARGS, CALL_ID_ALT)
 
 
-def assistant(content: str | None = ASSISTANT_MSG, **fields: Any) -> dict[str, Any]:
+def assistant(content: Any = ASSISTANT_MSG, **fields: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": content, **fields}
 
 

@@ -26,8 +26,12 @@ _TRAILING = re.compile(rf"{_THINKING}\s*(?P<post>{MARKER}\s*)?", re.DOTALL)
 _WRAPPED_TIGHT = re.compile(rf"(?P<pre>{MARKER}\s*){_THINKING}\s*(?P<post>{MARKER}\s*)", re.DOTALL)
 
 
-def analyze_reasoning(renderer: VariantRenderer, supports_tool_calls: bool) -> ReasoningAnalysis:
+def analyze_reasoning(
+    renderer: VariantRenderer, supports_tool_calls: bool, supports_typed_content: bool = False
+) -> ReasoningAnalysis:
     result = _from_assistant_turn(renderer, ReasoningAnalysis())
+    if not result.enabled and supports_typed_content:
+        result = _from_content_blocks(renderer, result)
     result = _from_generation_prompt(renderer, result)
     if supports_tool_calls:
         result = _tools_only_scope(renderer, result)
@@ -48,6 +52,19 @@ def _from_assistant_turn(renderer: VariantRenderer, result: ReasoningAnalysis) -
     if match and match["post"]:
         return ReasoningAnalysis(ReasoningMode.TAG_BASED, "", match["post"])
     return result
+
+
+def _from_content_blocks(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:
+    """R1 for templates that take reasoning only as a typed ``thinking`` content block (Ministral 3)."""
+    text = {"type": "text", "text": needles.ASSISTANT_MSG}
+    thinking = {"type": "thinking", "thinking": needles.THINKING}
+    comparison = renderer.compare(
+        [needles.USER, needles.assistant([text])], [needles.USER, needles.assistant([thinking, text])]
+    )
+    if comparison is None or needles.THINKING not in comparison.diff.right:
+        return result
+    match = _WRAPPED.search(comparison.b)
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, match["pre"], match["post"]) if match else result
 
 
 def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:

@@ -8,16 +8,14 @@ from ..template.capabilities import TemplateCapabilities
 from .arguments import analyze_argument_markers
 from .call_ids import analyze_call_ids
 from .functions import analyze_function_markers
-from .model import ArgumentMarkers, CallIdPosition, ReasoningAnalysis, ToolFormatMode, ToolsAnalysis
+from .model import ArgumentMarkers, CallIdMarkers, CallIdPosition, ReasoningAnalysis, ToolFormatMode, ToolsAnalysis
 from .tool_format import analyze_tool_format
 from .variants import VariantRenderer
 
 __all__ = ["analyze_tools"]
 
 
-def analyze_tools(
-    renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps: TemplateCapabilities
-) -> ToolsAnalysis:
+def analyze_tools(renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps: TemplateCapabilities) -> ToolsAnalysis:
     if not caps.supports_tool_calls:
         return ToolsAnalysis()
     fmt, name = analyze_tool_format(renderer, reasoning, caps.supports_parallel_tool_calls)
@@ -28,6 +26,17 @@ def analyze_tools(
     if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED:
         arguments = analyze_argument_markers(renderer, fmt, function)
     call_id = analyze_call_ids(renderer, arguments)
+    if call_id.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS:
+        function = dataclasses.replace(function, name_suffix=_before_call_id(function.name_suffix, call_id))
     if call_id.position is not CallIdPosition.NONE and call_id.suffix and fmt.per_call_end.startswith(call_id.suffix):
         fmt = dataclasses.replace(fmt, per_call_end="")
     return ToolsAnalysis(fmt, function, arguments, call_id)
+
+
+def _before_call_id(name_suffix: str, call_id: CallIdMarkers) -> str:
+    """The name suffix without the id section that follows it (``[CALL_ID]call00001[ARGS]``)."""
+    if call_id.prefix and call_id.prefix in name_suffix:
+        return name_suffix[: name_suffix.index(call_id.prefix)]
+    if call_id.suffix and name_suffix.endswith(call_id.suffix):
+        return name_suffix[: -len(call_id.suffix)]
+    return name_suffix

@@ -86,10 +86,12 @@ def probe_capabilities(renderer: ProbeRenderer) -> TemplateCapabilities:
     system = _tracked(renderer, [{"role": "system", "content": "System message"}, _USER], [])
     flags["supports_system_role"] = system is not None and system.used("messages[0].content")
 
+    # Preserved reasoning: the template reads an earlier assistant turn's reasoning (it may still drop turns
+    # before the last user message, as Qwen3 does).
     assistant = {"role": "assistant", "content": "Assistant message", "reasoning_content": "Reasoning"}
-    reasoning = _tracked(renderer, [_USER, assistant, _USER], None)
-    flags["supports_preserve_reasoning"] = reasoning is not None and (
-        reasoning.used("messages[1].reasoning_content") or reasoning.used("messages[1].thinking")
+    history = _tracked(renderer, [_USER, assistant, _USER], None)
+    flags["supports_preserve_reasoning"] = history is not None and (
+        history.used("messages[1].reasoning_content") or history.used("messages[1].thinking")
     )
     flags.update(_probe_tools(renderer))
     return TemplateCapabilities(**flags)
