@@ -9,4 +9,8 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+from .analysis.model import TemplateAnalysis
+from .api import ChatTemplate
+from .template.chat_template import bundled_templates
+
+__all__ = ["ChatTemplate", "TemplateAnalysis", "__version__", "bundled_templates"]

@@ -39,7 +39,9 @@ def test_segmentize(text: str, segments: list[Segment]) -> None:
 
 def test_prune_whitespace_segments() -> None:
     assert prune_whitespace_segments(segmentize_markers("<a>\n \t<b>x")) == [
-        Segment(M, "<a>"), Segment(M, "<b>"), Segment(T, "x")
+        Segment(M, "<a>"),
+        Segment(M, "<b>"),
+        Segment(T, "x"),
     ]
 
 

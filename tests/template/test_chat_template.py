@@ -1,4 +1,4 @@
-"""ChatTemplate rendering: HF-compatible environment, sandboxing, clear errors, bundled templates.
+"""JinjaChatTemplate rendering: HF-compatible environment, sandboxing, clear errors, bundled templates.
 
 Byte-parity against transformers' own renderer across all templates is the next step (issue 3).
 """
@@ -8,30 +8,30 @@ from __future__ import annotations
 import pytest
 
 from autoparser.errors import TemplateError
-from autoparser.template import ChatTemplate, bundled_templates
+from autoparser.template import JinjaChatTemplate, bundled_templates
 
 USER = [{"role": "user", "content": "Hey"}]
 
 
 def render(source: str, **kwargs: object) -> str:
-    return ChatTemplate(source, name="t.jinja").render(USER, **kwargs)  # type: ignore[arg-type]
+    return JinjaChatTemplate(source, name="t.jinja").render(USER, **kwargs)  # type: ignore[arg-type]
 
 
 def test_all_57_templates_are_bundled() -> None:
     names = bundled_templates()
     assert len(names) == 57 and "Qwen3-Coder" in names
-    assert ChatTemplate.load("Qwen3-Coder.jinja").name == "Qwen3-Coder.jinja"
+    assert JinjaChatTemplate.load("Qwen3-Coder.jinja").name == "Qwen3-Coder.jinja"
     with pytest.raises(KeyError, match="no bundled template"):
-        ChatTemplate.load("nope")
+        JinjaChatTemplate.load("nope")
 
 
 def test_qwen3_coder_generation_prompt() -> None:
-    out = ChatTemplate.load("Qwen3-Coder").render(USER, add_generation_prompt=True)
+    out = JinjaChatTemplate.load("Qwen3-Coder").render(USER, add_generation_prompt=True)
     assert out == "<|im_start|>user\nHey<|im_end|>\n<|im_start|>assistant\n"
 
 
 def test_enable_thinking_reaches_the_template() -> None:
-    tmpl = ChatTemplate.load("Qwen-Qwen3-0.6B")
+    tmpl = JinjaChatTemplate.load("Qwen-Qwen3-0.6B")
     off = tmpl.render(USER, add_generation_prompt=True, enable_thinking=False)
     on = tmpl.render(USER, add_generation_prompt=True, enable_thinking=True)
     assert off.endswith("<think>\n\n</think>\n\n") and not on.endswith("</think>\n\n")
@@ -58,13 +58,13 @@ def test_generation_block_and_helpers() -> None:
 
 def test_reasoning_is_visible_under_every_name() -> None:
     source = "{% for m in messages %}{{ m.reasoning_content }}/{{ m.thinking }};{% endfor %}"
-    out = ChatTemplate(source).render([{"role": "assistant", "content": "", "reasoning": "r"}])
+    out = JinjaChatTemplate(source).render([{"role": "assistant", "content": "", "reasoning": "r"}])
     assert out == "r/r;"
 
 
 def test_messages_are_not_mutated() -> None:
     messages = [{"role": "assistant", "content": "x", "reasoning_content": "r"}]
-    ChatTemplate("{{ messages[0].content }}").render(messages)
+    JinjaChatTemplate("{{ messages[0].content }}").render(messages)
     assert messages == [{"role": "assistant", "content": "x", "reasoning_content": "r"}]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autoparser.errors import TemplateError
-from autoparser.template import ChatTemplate, bundled_templates
+from autoparser.template import JinjaChatTemplate, bundled_templates
 
 render_jinja_template = pytest.importorskip("transformers.utils.chat_template_utils").render_jinja_template
 
@@ -80,7 +80,7 @@ def _hf(source: str, messages: list[dict[str, Any]], tools: Any, gen: bool, thin
 
 @pytest.mark.parametrize("name", bundled_templates())
 def test_rendering_matches_transformers(name: str) -> None:
-    tmpl = ChatTemplate.load(name)
+    tmpl = JinjaChatTemplate.load(name)
     compared = 0
     for conv_name, (messages, tools) in CONVERSATIONS.items():
         for gen in (False, True):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from autoparser.template import ChatTemplate
+from autoparser.template import JinjaChatTemplate
 from autoparser.template.tracking import AccessLog, track
 
 TOOLS = [{"type": "function", "function": {"name": "tool1", "description": "d", "parameters": {
@@ -20,7 +20,7 @@ MESSAGES = [
 
 
 def tracked_render(name: str) -> tuple[str, str, AccessLog]:
-    tmpl = ChatTemplate.load(name)
+    tmpl = JinjaChatTemplate.load(name)
     log = AccessLog()
     context: dict[str, Any] = {
         "bos_token": "", "eos_token": "", "add_generation_prompt": True,

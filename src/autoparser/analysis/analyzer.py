@@ -6,6 +6,7 @@ read; tool-format results feed the function, argument and call-id phases; workar
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 
@@ -35,7 +36,8 @@ def analyze_template(template: RenderableTemplate, name: str = "<string>") -> Te
         cached = _cache.get(key)
         if cached is not None:
             _cache.move_to_end(key)
-            return cached
+            # Identical sources under another name (Hermes 2 Pro and Hermes 3 share one) share the work.
+            return cached if cached.template == name else dataclasses.replace(cached, template=name)
     result = _analyze(template, name)
     with _lock:
         _cache[key] = result

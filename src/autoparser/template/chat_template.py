@@ -1,4 +1,7 @@
-"""``ChatTemplate``: a model's Jinja chat template, rendered exactly as transformers renders it."""
+"""``JinjaChatTemplate``: a model's Jinja chat template, rendered exactly as transformers renders it.
+
+The public :class:`autoparser.ChatTemplate` extends it with the analysis and parsing layers.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import jinja2
 from ..errors import TemplateError
 from .environment import compile_template
 
-__all__ = ["ChatTemplate", "bundled_templates"]
+__all__ = ["JinjaChatTemplate", "bundled_templates"]
 
 _BUNDLE = "autoparser.templates"
 # Names under which a message's reasoning may arrive; templates read `reasoning_content` or `thinking`.
@@ -21,7 +24,7 @@ _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 def bundled_templates() -> list[str]:
-    """Names of the chat templates shipped with autoparser (``ChatTemplate.load(name)``)."""
+    """Names of the chat templates shipped with autoparser (``JinjaChatTemplate.load(name)``)."""
     return sorted(
         entry.name.removesuffix(".jinja")
         for entry in resources.files(_BUNDLE).iterdir()
@@ -43,7 +46,7 @@ def _with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[
     return prepared
 
 
-class ChatTemplate:
+class JinjaChatTemplate:
     """A Jinja chat template plus the BOS/EOS strings it is rendered with."""
 
     __slots__ = ("bos_token", "eos_token", "name", "source")
@@ -57,13 +60,13 @@ class ChatTemplate:
         self.name = name
 
     @classmethod
-    def from_file(cls, path: str | Path, bos_token: str = "", eos_token: str = "") -> ChatTemplate:
+    def from_file(cls, path: str | Path, bos_token: str = "", eos_token: str = "") -> JinjaChatTemplate:
         """Read a template file (``.jinja``)."""
         path = Path(path)
         return cls(path.read_text(encoding="utf-8"), bos_token, eos_token, name=path.name)
 
     @classmethod
-    def load(cls, name: str, bos_token: str = "", eos_token: str = "") -> ChatTemplate:
+    def load(cls, name: str, bos_token: str = "", eos_token: str = "") -> JinjaChatTemplate:
         """A bundled template by name (see :func:`bundled_templates`), e.g. ``"Qwen3-Coder"``."""
         stem = name.removesuffix(".jinja")
         entry = resources.files(_BUNDLE).joinpath(f"{stem}.jinja")
@@ -94,6 +97,13 @@ class ChatTemplate:
             context["enable_thinking"] = enable_thinking
         return self.render_context(context)
 
+    def check_syntax(self) -> None:
+        """Raise :class:`TemplateError` (with the line) if the template does not compile."""
+        try:
+            compile_template(self.source)
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(self.name, f"syntax error: {err.message}", err.lineno) from err
+
     def render_context(self, context: Mapping[str, Any]) -> str:
         """Render with exactly ``context`` as the template variables (no copying or aliasing of inputs).
 
@@ -109,7 +119,7 @@ class ChatTemplate:
             raise TemplateError(self.name, f"{type(err).__name__}: {err}", _template_line(err)) from err
 
     def __repr__(self) -> str:
-        return f"ChatTemplate({self.name!r})"
+        return f"JinjaChatTemplate({self.name!r})"
 
 
 def _template_line(err: BaseException) -> int | None:

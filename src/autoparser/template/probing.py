@@ -35,6 +35,8 @@ class RenderableTemplate(Protocol):
 
     def render_context(self, context: Mapping[str, Any]) -> str: ...
 
+    def check_syntax(self) -> None: ...
+
 
 def _with_reasoning_aliases(message: Mapping[str, Any]) -> dict[str, Any]:
     item = dict(message)
@@ -51,6 +53,7 @@ class ProbeRenderer:
     __slots__ = ("_cache", "_needs_functions", "_template")
 
     def __init__(self, template: RenderableTemplate) -> None:
+        template.check_syntax()
         self._template = template
         self._needs_functions = "functions" in undeclared_variables(template.source)
         self._cache: dict[str, str | None] = {}
