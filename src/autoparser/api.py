@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -64,9 +65,7 @@ def _arguments_as_objects(message: Mapping[str, Any]) -> Mapping[str, Any]:
         function = call.get("function") if isinstance(call, Mapping) else None
         arguments = function.get("arguments") if isinstance(function, Mapping) else None
         if isinstance(arguments, str):
-            try:
+            with contextlib.suppress(ValueError):  # not JSON: the template gets the text as it came
                 call = {**call, "function": {**function, "arguments": json.loads(arguments)}}
-            except ValueError:
-                pass  # not JSON: the template gets the text as it came
         converted.append(call)
     return {**message, "tool_calls": converted}

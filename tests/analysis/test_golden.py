@@ -42,7 +42,7 @@ def test_analysis_matches_reference_or_deviation_is_explained(name: str) -> None
 
 def test_every_listed_deviation_names_a_golden_template() -> None:
     assert LISTED, "the deviation table could not be parsed"
-    for template, field in LISTED:
+    for template, _field in LISTED:
         assert template == "*" or template in GOLDEN, template
     wildcard_fields = {field for template, field in LISTED if template == "*"}
     for field in wildcard_fields:
