@@ -1,30 +1,221 @@
-"""The ``autoparser`` command line. A thin layer: ``format_*`` build strings, ``main`` does the I/O."""
+"""The ``autoparser`` command line. A thin layer: ``format_*`` build strings, ``main`` does the I/O.
+
+``autoparser templates`` lists the bundled chat templates; ``autoparser analyze TEMPLATE [--json]`` shows what a
+template's analysis found (markers are shown with their whitespace made visible).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from . import __version__
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
 
-__all__ = ["build_parser", "main"]
+from . import ChatTemplate, __version__, bundled_templates
+from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
+from .errors import AutoparserError
+
+__all__ = ["build_parser", "format_analysis", "format_templates", "main", "visible"]
+
+_NONE = "—"
+_ESCAPES = {ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def visible(s: str) -> str:
+    """``s`` in double quotes with its whitespace visible (``"<tool_call>\\n"``); ``—`` for the empty string.
+
+    Backslashes are doubled so that an escaped newline and a literal backslash-n stay distinguishable; other
+    control characters are shown as ``\\xNN``.
+    """
+    if not s:
+        return _NONE
+    body = s.translate(_ESCAPES)
+    body = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in body)
+    return f'"{body}"'
+
+
+def _yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommands arrive with later features)."""
+    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` subcommands."""
     parser = argparse.ArgumentParser(
         prog="autoparser",
         description="Learn an LLM's output markup from its chat template and parse what it writes.",
     )
     parser.add_argument("--version", action="version", version=f"autoparser {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("templates", help="list the bundled chat templates", description="List the bundled templates.")
+    analyze = commands.add_parser(
+        "analyze",
+        help="show what a chat template's analysis found",
+        description="Analyze a chat template and report its reasoning, content and tool-call markup.",
+    )
+    analyze.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    analyze.add_argument("--json", action="store_true", help="print the analysis as JSON")
     return parser
+
+
+def format_templates(names: Sequence[str]) -> str:
+    """One template name per line."""
+    return "\n".join(names)
+
+
+def format_analysis_json(analysis: TemplateAnalysis) -> str:
+    return json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False)
+
+
+def _table(title: str, rows: Sequence[tuple[str, str]]) -> Table:
+    """A two-column field/value table; cells are Text, so ``[TOOL_CALLS]`` is never read as rich markup."""
+    table = Table(title=Text(title), title_justify="left", show_header=False)
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for field, value in rows:
+        table.add_row(Text(field), Text(value))
+    return table
+
+
+def _marker_rows(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Rows for the non-empty markers only."""
+    return [(label, visible(value)) for label, value in pairs if value]
+
+
+def format_capabilities(analysis: TemplateAnalysis) -> Table:
+    caps = analysis.capabilities
+    rows = [
+        (f.name.removeprefix("supports_").replace("_", " "), _yes_no(getattr(caps, f.name)))
+        for f in dataclasses.fields(caps)
+    ]
+    return _table("Capabilities", rows)
+
+
+def format_tools(analysis: TemplateAnalysis) -> Table:
+    tools = analysis.tools
+    fmt = tools.format
+    rows = [("mode", fmt.mode.value)]
+    if fmt.mode is not ToolFormatMode.NONE:
+        rows += _marker_rows(
+            [
+                ("section start", fmt.section_start),
+                ("section end", fmt.section_end),
+                ("per-call start", fmt.per_call_start),
+                ("per-call end", fmt.per_call_end),
+            ]
+        )
+        rows += _marker_rows(
+            [
+                ("function field", fmt.function_field),
+                ("name field", fmt.name_field),
+                ("arguments field", fmt.args_field),
+                ("id field", fmt.id_field),
+                ("generated id field", fmt.gen_id_field),
+            ]
+        )
+        rows += [
+            ("name is key", _yes_no(fmt.fun_name_is_key)),
+            ("calls in array", _yes_no(fmt.tools_array_wrapped)),
+        ]
+        if fmt.parameter_order:
+            rows.append(("field order", ", ".join(visible(p) for p in fmt.parameter_order)))
+        func, args, call_id = tools.function, tools.arguments, tools.call_id
+        rows += _marker_rows(
+            [
+                ("function name prefix", func.name_prefix),
+                ("function name suffix", func.name_suffix),
+                ("function close", func.close),
+                ("arguments start", args.start),
+                ("arguments end", args.end),
+                ("argument name prefix", args.name_prefix),
+                ("argument name suffix", args.name_suffix),
+                ("argument value prefix", args.value_prefix),
+                ("argument value suffix", args.value_suffix),
+                ("argument separator", args.separator),
+            ]
+        )
+        if call_id.position is not CallIdPosition.NONE:
+            rows.append(("call id position", call_id.position.value))
+        rows += _marker_rows([("call id prefix", call_id.prefix), ("call id suffix", call_id.suffix)])
+    return _table("Tool calls", rows)
+
+
+def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
+    """The human-readable report of an analysis."""
+    header = Text.assemble((analysis.template, "bold"), "  format: ", analysis.format)
+    reasoning, content, prompts = analysis.reasoning, analysis.content, analysis.generation_prompts
+    sections: list[RenderableType] = [
+        header,
+        format_capabilities(analysis),
+        _table(
+            "Reasoning",
+            [("mode", reasoning.mode.value), ("start", visible(reasoning.start)), ("end", visible(reasoning.end))],
+        ),
+        _table(
+            "Content",
+            [("mode", content.mode.value), ("start", visible(content.start)), ("end", visible(content.end))],
+        ),
+        format_tools(analysis),
+        _table(
+            "Generation prompts",
+            [("thinking on", visible(prompts.thinking)), ("thinking off", visible(prompts.no_thinking))],
+        ),
+        _table("Preserved tokens", [(str(i), visible(t)) for i, t in enumerate(analysis.preserved_tokens, 1)])
+        if analysis.preserved_tokens
+        else Text(f"Preserved tokens: {_NONE}"),
+        Text("Workarounds: " + (", ".join(analysis.workarounds) if analysis.workarounds else _NONE)),
+    ]
+    spaced = [part for section in sections for part in (section, Text())][:-1]  # a blank line between sections
+    return Group(*spaced)
+
+
+def _load(spec: str) -> ChatTemplate:
+    """A template file if ``spec`` names one, otherwise a bundled template (KeyError when there is none)."""
+    path = Path(spec)
+    if path.is_file():
+        return ChatTemplate.from_file(path)
+    return ChatTemplate.load(spec)
+
+
+def _error(message: str) -> None:
+    print(f"autoparser: error: {message}", file=sys.stderr)
+
+
+def _analyze(spec: str, as_json: bool) -> int:
+    try:
+        tmpl = _load(spec)
+    except KeyError:
+        _error(f"no template file or bundled template named {spec!r} (see `autoparser templates`)")
+        return 2
+    except (OSError, UnicodeDecodeError) as err:
+        _error(f"cannot read {spec}: {err}")
+        return 1
+    try:
+        analysis = tmpl.analysis
+    except AutoparserError as err:  # e.g. TemplateError: the template does not compile
+        _error(str(err))
+        return 1
+    if as_json:
+        print(format_analysis_json(analysis), file=sys.stdout)
+    else:
+        Console(file=sys.stdout).print(format_analysis(analysis))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
-    parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.command == "templates":
+        print(format_templates(bundled_templates()), file=sys.stdout)
+        return 0
+    if args.command == "analyze":
+        return _analyze(args.template, args.json)
     parser.print_help(sys.stdout)
     return 0
 

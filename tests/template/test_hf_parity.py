@@ -7,6 +7,7 @@ raises (e.g. a tool_use template rendered without tools), we must raise ``Templa
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from typing import Any
@@ -35,9 +36,13 @@ TOOLS = [
 CALL = {"id": "call_0001", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Zürich"}}}
 
 # Older templates read tools in the flat legacy shape (Command-R+) or a `functions` variable (Firefunction v2).
-LEGACY_TOOLS = [{**tool["function"], "parameter_definitions": {
-    "city": {"type": "str", "description": "City name", "required": True}}}
-                for tool in TOOLS]
+LEGACY_TOOLS = [
+    {
+        **tool["function"],
+        "parameter_definitions": {"city": {"type": "str", "description": "City name", "required": True}},
+    }
+    for tool in TOOLS
+]
 LEGACY_CONTEXT = {"functions": json.dumps([tool["function"] for tool in TOOLS], indent=2), "datetime": "Nov 21 2026"}
 
 CONVERSATIONS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
@@ -89,7 +94,13 @@ def test_rendering_matches_transformers(name: str) -> None:
                 extra = LEGACY_CONTEXT if conv_name == "legacy-tools" else {}
                 try:
                     expected = _hf(tmpl.source, messages, tools, gen, thinking, **extra)
-                except Exception:  # transformers refused: so must we
+                except Exception as err:  # transformers refused: so must we
+                    if "generator is not JSON serializable" in str(err):
+                        # Deliberate: `x | map(...) | tojson` is a list for us (templates written for other Jinja
+                        # engines expect that); transformers cannot serialise Jinja2's lazy map at all.
+                        with contextlib.suppress(TemplateError):  # may still fail later, on other grounds
+                            tmpl.render(messages, tools, add_generation_prompt=gen, enable_thinking=thinking, **extra)
+                        continue
                     with pytest.raises(TemplateError):
                         tmpl.render(messages, tools, add_generation_prompt=gen, enable_thinking=thinking, **extra)
                     continue

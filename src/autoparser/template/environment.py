@@ -21,13 +21,12 @@ from typing import Any
 
 import jinja2
 import jinja2.ext
-import jinja2.meta
 import jinja2.nodes
 import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-__all__ = ["compile_template", "make_environment", "undeclared_variables"]
+__all__ = ["clear_compile_cache", "compile_template", "make_environment", "variables_read"]
 
 
 class GenerationBlock(jinja2.ext.Extension):
@@ -121,12 +120,22 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 @functools.lru_cache(maxsize=256)
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
+    env = make_environment()
+    tree = env.parse(source)  # parsed once: both the compiled template and the name scan use the tree
+    names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
+    return env.from_string(tree), names
+
+
 def compile_template(source: str) -> jinja2.Template:
     """Compile ``source`` once (templates are re-used for every request)."""
-    return make_environment().from_string(source)
+    return _compile(source)[0]
 
 
-@functools.lru_cache(maxsize=256)
-def undeclared_variables(source: str) -> frozenset[str]:
-    """Variables a template reads without setting them (its inputs), e.g. ``messages``, ``tools``, ``functions``."""
-    return frozenset(jinja2.meta.find_undeclared_variables(make_environment().parse(source)))
+def variables_read(source: str) -> frozenset[str]:
+    """Every variable name the template reads (inputs such as ``messages``, ``tools``, ``functions`` and locals)."""
+    return _compile(source)[1]
+
+
+def clear_compile_cache() -> None:
+    _compile.cache_clear()

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import TemplateError
-from .environment import undeclared_variables
+from .environment import variables_read
 from .tracking import AccessLog, track
 
 __all__ = ["ProbeRenderer", "RenderableTemplate"]
@@ -55,7 +55,7 @@ class ProbeRenderer:
     def __init__(self, template: RenderableTemplate) -> None:
         template.check_syntax()
         self._template = template
-        self._needs_functions = "functions" in undeclared_variables(template.source)
+        self._needs_functions = "functions" in variables_read(template.source)
         self._cache: dict[str, str | None] = {}
 
     def render(

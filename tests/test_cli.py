@@ -1,0 +1,120 @@
+"""The command line: ``autoparser templates`` and ``autoparser analyze``, run in-process via ``main``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+from autoparser.cli import main, visible
+
+
+@pytest.fixture(autouse=True)
+def _plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep rich from emitting colour codes whatever the surrounding environment asks for."""
+    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_visible_escapes_whitespace() -> None:
+    assert visible("<tool_call>\n") == '"<tool_call>\\n"'
+    assert visible("a\r\tb") == '"a\\r\\tb"'
+    assert visible("") in {"—", "(none)"}
+
+
+def test_templates_lists_bundled_names(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "templates")
+    assert code == 0
+    assert err == ""
+    lines = out.splitlines()
+    assert "Qwen3-Coder" in lines
+    assert len(lines) == 57
+    assert lines == sorted(lines)
+
+
+def test_templates_via_python_dash_m() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "autoparser", "templates"], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Qwen3-Coder" in proc.stdout.splitlines()
+
+
+def test_analyze_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "analyze", "Qwen3-Coder", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["tools"]["format"]["mode"] == "TAG_WITH_TAGGED"
+    assert data["tools"]["format"]["per_call_start"] == "<tool_call>\n"
+
+
+def test_analyze_accepts_jinja_suffix(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "analyze", "Qwen3-Coder.jinja", "--json")
+    assert code == 0
+    assert json.loads(out)["template"] == "Qwen3-Coder.jinja"
+
+
+def test_analyze_human_report_shows_whitespace(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "analyze", "Qwen3-Coder")
+    assert code == 0
+    assert err == ""
+    assert '"<tool_call>\\n"' in out  # a visible backslash-n, not a line break
+    assert '"<tool_call>\n' not in out
+    assert "TAG_WITH_TAGGED" in out
+    assert "Qwen3-Coder" in out
+    assert "\x1b[" not in out  # not a terminal: plain text
+
+
+def test_analyze_human_report_keeps_square_brackets(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "analyze", "mistralai-Mistral-Nemo-Instruct-2407")
+    assert code == 0
+    assert "[TOOL_CALLS]" in out
+    assert "JSON_NATIVE" in out
+
+
+def test_analyze_human_report_brackets_that_look_like_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    # "[/THINK]" is a closing tag to rich's markup parser; it must still print literally.
+    code, out, _ = _run(capsys, "analyze", "mistralai-Ministral-3-14B-Reasoning-2512")
+    assert code == 0
+    assert '"[/THINK]"' in out
+
+
+def test_analyze_file_path(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    source = resources.files("autoparser.templates").joinpath("Qwen3-Coder.jinja").read_text(encoding="utf-8")
+    path = tmp_path / "my-template.jinja"
+    path.write_text(source, encoding="utf-8")
+    code, out, _ = _run(capsys, "analyze", str(path), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["template"] == "my-template.jinja"  # same source as a bundled template, but named after the file
+    assert data["tools"]["format"]["mode"] == "TAG_WITH_TAGGED"
+
+
+def test_analyze_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "analyze", "no-such-template")
+    assert code == 2
+    assert out == ""
+    assert "no-such-template" in err
+    assert "autoparser templates" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_analyze_syntax_error(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    path = tmp_path / "broken.jinja"
+    path.write_text("{% for m in messages %}{{ m.content }}", encoding="utf-8")
+    code, out, err = _run(capsys, "analyze", str(path))
+    assert code == 1
+    assert out == ""
+    assert "broken.jinja" in err
+    assert "syntax error" in err
+    assert "Traceback" not in err
