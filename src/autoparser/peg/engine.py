@@ -337,7 +337,9 @@ def _negate(c: _Compiler, node: Negate) -> Matcher:
         st.fail_pos, st.expected = saved
         if status == FAIL:
             return OK, pos
-        if status == MORE:
+        if status == MORE or (st.partial and pos >= st.n):
+            # At the end of partial input a negation is undecided: a greedy element before it (space, a
+            # repetition) may still consume more, moving the position it is tested at.
             return MORE, pos
         st.failed(pos, what)
         return FAIL, pos
