@@ -360,6 +360,7 @@ def test_fuzz_to_gbnf(parser: p.Parser, lazy: bool) -> None:
 @given(case=graph_cases())
 @example(case=(p.until("ab") + p.end(), "xa"))
 @example(case=(p.negate(p.end()) + "a", "a"))
+@example(case=(p.space() + p.negate(p.start()), " "))
 def test_viable_prefixes_never_fail(case: tuple[p.Parser, str]) -> None:
     """If a text parses completely, none of its prefixes FAILs in partial mode (streaming never gives up
     on input that can still turn out valid)."""
