@@ -11,6 +11,18 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 from .analysis.model import TemplateAnalysis
 from .api import ChatTemplate
+from .message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta
+from .params import ChatParams
 from .template.chat_template import bundled_templates
 
-__all__ = ["ChatTemplate", "TemplateAnalysis", "__version__", "bundled_templates"]
+__all__ = [
+    "ChatMessage",
+    "ChatParams",
+    "ChatTemplate",
+    "MessageDelta",
+    "TemplateAnalysis",
+    "ToolCall",
+    "ToolCallDelta",
+    "__version__",
+    "bundled_templates",
+]

@@ -8,11 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .analysis.analyzer import analyze_template
+from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
+from .generate.assemble import build_parser
+from .generate.request import ParseRequest, normalize_tools
+from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 
-__all__ = ["ChatTemplate"]
+__all__ = ["ChatParams", "ChatTemplate"]
 
 
 class ChatTemplate(JinjaChatTemplate):
@@ -33,6 +37,70 @@ class ChatTemplate(JinjaChatTemplate):
     @property
     def capabilities(self) -> TemplateCapabilities:
         return self.analysis.capabilities
+
+    def apply(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str = "auto",
+        parallel_tool_calls: bool = False,
+        reasoning_format: str = "none",
+        enable_thinking: bool = True,
+        json_schema: Mapping[str, Any] | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> ChatParams:
+        """Render the prompt for a chat request and prepare the parser for the model's reply.
+
+        ``reasoning_format``: ``"none"`` leaves reasoning (markers included) in the content; ``"auto"``,
+        ``"deepseek"`` and ``"deepseek-legacy"`` move it to ``reasoning_content``.
+        """
+        specs = normalize_tools(tools)
+        prepared = self._prepare_messages(messages)
+        tool_list = list(tools) if tools else None
+        extra = dict(chat_template_kwargs or {})
+        without = self.render(prepared, tool_list, add_generation_prompt=False, enable_thinking=enable_thinking)
+        with_prompt = self.render(prepared, tool_list, add_generation_prompt=True, enable_thinking=enable_thinking)
+        generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
+        prompt = self.render(
+            prepared, tool_list, add_generation_prompt=add_generation_prompt, enable_thinking=enable_thinking, **extra
+        )
+        request = ParseRequest(
+            generation_prompt=generation_prompt if add_generation_prompt else "",
+            tools=specs,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            reasoning_format=reasoning_format,
+            enable_thinking=enable_thinking,
+            json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
+        )
+        analysis = self.analysis
+        return ChatParams(prompt, generation_prompt, analysis.format, build_parser(analysis, request))
+
+    def _prepare_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """OpenAI messages adapted to what the template can render (as serving stacks do)."""
+        caps = self.capabilities
+        keep_developer = "<|channel|>" in self.source  # harmony templates know the developer role
+        prepared: list[dict[str, Any]] = []
+        pending_system: list[str] = []
+        for message in messages:
+            if not isinstance(message, Mapping):
+                raise TypeError(f"chat messages must be mappings, got {type(message).__name__}")
+            item = dict(message)
+            if item.get("role") == "developer" and not keep_developer:
+                item["role"] = "system"
+            if item.get("role") == "system" and not caps.supports_system_role:
+                pending_system.append(item.get("content") or "")
+                continue
+            if pending_system and isinstance(item.get("content"), str):
+                item["content"] = "\n".join([*pending_system, item["content"]])
+                pending_system = []
+            if item.get("tool_calls") and item.get("content") is None and caps.supports_tool_calls:
+                item["content"] = ""
+            if not item.get("reasoning_content"):
+                item.pop("reasoning_content", None)
+            prepared.append(item)
+        return prepared
 
     def render(
         self,

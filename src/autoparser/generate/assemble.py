@@ -1,0 +1,113 @@
+"""Assemble the whole-output parser from the analysis and the request (generic formats).
+
+Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a wrapped content block, plain
+content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
+item either parses as structure or falls back to content, a complete parse never fails on model output.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+
+from .. import peg as p
+from ..analysis.model import ContentMode, TemplateAnalysis, ToolFormatMode
+from . import tags
+from .markers import core, flex
+from .reasoning import extracts_reasoning, prefill, reasoning_block
+from .request import ParseRequest
+from .tools_json import json_calls
+from .tools_tagged import tagged_call
+
+__all__ = ["GeneratedParser", "build_parser"]
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedParser:
+    """A compiled parser for one (analysis, request) pair, plus what the mapper needs to know."""
+
+    parser: p.CompiledParser
+    prefill: str
+    tool_triggers: tuple[str, ...]  # markers that start a tool-call section (for warnings and streaming)
+    request: ParseRequest
+
+
+@functools.lru_cache(maxsize=256)
+def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
+    """The parser for ``analysis`` under ``request`` (cached: building costs more than parsing)."""
+    tools = analysis.tools
+    fmt = tools.format
+    use_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
+    items: list[p.Parser] = []
+    stops: list[str] = []
+    triggers: list[str] = []
+    if use_tools:
+        section, starts = _tool_section(analysis, request)
+        items.append(section)
+        triggers.extend(starts)
+        stops.extend(starts)
+    content = analysis.content
+    if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
+        end = core(content.end)
+        body = p.tag(tags.CONTENT, p.until(end)) if end else p.tag(tags.CONTENT, p.rest())
+        items.append(flex(content.start) + body + (p.choice(flex(content.end), p.end()) if end else p.eps()))
+        stops.append(core(content.start))
+    if core(content.end) and content.mode is not ContentMode.PLAIN:
+        items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
+        stops.append(core(content.end))
+    if use_tools:
+        items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(triggers), key=len, reverse=True)))))
+    stops = sorted({s for s in stops if s}, key=len, reverse=True)
+    text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
+    items.append(p.negate(p.end()) + text)
+    for bare in ("{", "["):
+        if use_tools and bare in triggers:
+            items.append(p.tag(tags.CONTENT, p.literal(bare)))  # bare-JSON formats: a bracket that is not a call
+    body = p.zero_or_more(p.choice(*items))
+    head = p.eps()
+    if extracts_reasoning(analysis.reasoning, request):
+        head = p.optional(reasoning_block(analysis.reasoning))
+    if request.json_schema is not None:
+        head = head + p.space() + p.optional(_response_format())
+    parser = (head + body + p.end()).compile()
+    return GeneratedParser(parser, prefill(request.generation_prompt, analysis.reasoning), tuple(triggers), request)
+
+
+def _response_format() -> p.Parser:
+    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here)."""
+    value = p.tag(tags.CONTENT, p.json())
+    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
+    return p.choice(fenced, value) + p.space()
+
+
+def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.Parser, list[str]]:
+    """The tool-call section parser and the markers that can start it."""
+    tools = analysis.tools
+    fmt = tools.format
+    if fmt.mode is ToolFormatMode.JSON_NATIVE:
+        calls = json_calls(fmt, request.tools)
+        single = calls
+    else:
+        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+        calls = single
+    per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
+    sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
+    if per_start:
+        wrapped = flex(fmt.per_call_start) + single + (p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.eps())
+        calls = wrapped + p.zero_or_more(p.space() + wrapped)
+    if sec_start:
+        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
+        section = flex(fmt.section_start) + calls + closing
+        if per_start:  # models sometimes drop the section markers around per-call markers
+            return p.choice(section, calls), [sec_start, per_start]
+        return section, [sec_start]
+    if per_start:
+        return calls, [per_start]
+    # No markers at all (Llama 3.x): a call is a bare JSON object.
+    start = "[" if fmt.tools_array_wrapped else "{"
+    return calls, [start]
+
+
+def schema_key(schema: object) -> str | None:
+    return None if schema is None else json.dumps(schema, sort_keys=True)

@@ -1,0 +1,146 @@
+"""AST → :class:`ChatMessage`: content, reasoning and tool calls from the tagged parse tree.
+
+The mapping is *prefix-monotone*: for a partial parse of a prefix of the output, every field is a prefix of what
+the same field becomes later, which is what lets streaming emit append-only deltas. Hence: a call appears only once
+its name is complete; a string argument shows its text without trailing whitespace (which may be the separator
+before the closing tag); a non-string tagged value appears once it is complete (before, it might still turn out
+not to be JSON); closing quotes and braces come only when the call is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..message import ChatMessage, ParseWarning, ToolCall
+from ..peg import AstNode, ParseResult
+from . import tags
+
+__all__ = ["map_result"]
+
+_LEADING_BREAK = re.compile(r"\A(?:\r\n|[ \t\r\n])")
+_TRAILING_BREAK = re.compile(r"(?:\r\n|[ \t\r\n])\Z")
+
+
+def map_result(result: ParseResult, offset: int) -> ChatMessage:
+    """Map a parse of ``prefill + output``; ``offset`` = len(prefill), to report positions in the output."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    warnings: list[ParseWarning] = []
+    for node in result.nodes:
+        tag = node.tag
+        if tag == tags.CONTENT:
+            content.append(node.text)
+        elif tag == tags.REASONING:
+            reasoning.append(node.text)
+        elif tag == tags.UNPARSED:
+            content.append(node.text)
+            warnings.append(ParseWarning(max(node.start - offset, 0), f"{node.text!r} did not start a valid tool call"))
+        elif tag == tags.TOOL:
+            call = _tool_call(node)
+            if call is not None:
+                calls.append(call)
+    reasoning_text = "".join(reasoning)
+    if not reasoning_text.strip():
+        reasoning_text = ""
+    return ChatMessage("assistant", "".join(content), reasoning_text, tuple(calls), tuple(warnings))
+
+
+def _children(node: AstNode) -> list[AstNode]:
+    """Tagged descendants directly below ``node`` (rule nodes are transparent)."""
+    found: list[AstNode] = []
+    stack = list(reversed(node.children))
+    while stack:
+        child = stack.pop()
+        if child.tag is not None:
+            found.append(child)
+        else:
+            stack.extend(reversed(child.children))
+    return found
+
+
+def _tool_call(node: AstNode) -> ToolCall | None:
+    name = call_id = ""
+    raw_args: AstNode | None = None
+    tagged: list[AstNode] = []
+    for child in _children(node):
+        if child.tag == tags.TOOL_NAME:
+            name = child.text
+        elif child.tag == tags.TOOL_ID:
+            call_id = child.text.strip().strip('"')
+        elif child.tag == tags.TOOL_ARGS:
+            raw_args = child
+        elif child.tag == tags.TOOL_ARG:
+            tagged.append(child)
+    if not name:
+        return None
+    complete = not node.is_partial
+    if raw_args is not None:
+        arguments = _json_arguments(raw_args)
+    elif tagged:
+        arguments = _tagged_arguments(tagged, complete)
+    else:
+        arguments = "{}" if complete else "{"
+    return ToolCall(name, arguments, call_id)
+
+
+def _json_arguments(node: AstNode) -> str:
+    text = node.text.strip()
+    if text.startswith('"') and not node.is_partial:
+        # Arguments given as a JSON string holding the object.
+        try:
+            inner = json.loads(text)
+            if isinstance(inner, str) and inner.strip().startswith("{"):
+                return inner.strip()
+        except ValueError:
+            pass
+    return text
+
+
+def _string_value(text: str, complete: bool) -> str:
+    """The template puts at most one line break around a value; trailing whitespace of an unfinished value is held
+    back because it may be exactly that break."""
+    text = _LEADING_BREAK.sub("", text, count=1)
+    if complete:
+        return _TRAILING_BREAK.sub("", text, count=1)
+    return text.rstrip(" \t\r\n")
+
+
+def _tagged_arguments(args: list[AstNode], complete: bool) -> str:
+    parts: list[str] = []
+    for arg in args:
+        name = value = None
+        for child in _children(arg):
+            if child.tag == tags.TOOL_ARG_NAME:
+                name = child
+            elif child.tag in (tags.TOOL_ARG_STRING, tags.TOOL_ARG_VALUE):
+                value = child
+        if name is None or name.is_partial:
+            break
+        key = json.dumps(name.text.strip(), ensure_ascii=False) + ": "
+        if value is None:
+            parts.append(key)
+            break
+        value_done = not value.is_partial and not arg.is_partial
+        if value.tag == tags.TOOL_ARG_STRING:
+            encoded = json.dumps(_string_value(value.text, value_done), ensure_ascii=False)
+            parts.append(key + (encoded if value_done else encoded[:-1]))
+        elif value_done:
+            parts.append(key + _json_value(_string_value(value.text, True)))
+        else:
+            parts.append(key)
+        if not value_done:
+            break
+    text = "{" + ", ".join(parts)
+    return text + "}" if complete else text
+
+
+def _json_value(text: str) -> str:
+    """A tagged non-string value: JSON text as written if it is JSON, else the text as a JSON string."""
+    stripped = text.strip()
+    try:
+        json.loads(stripped)
+        return stripped
+    except ValueError:
+        return json.dumps(text, ensure_ascii=False)

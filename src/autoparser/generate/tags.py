@@ -1,0 +1,13 @@
+"""AST tag names shared by the generated parsers and the mapper."""
+
+REASONING = "reasoning"
+CONTENT = "content"
+TOOL = "tool"  # a whole call; its node is partial while the call is still arriving
+TOOL_NAME = "tool-name"
+TOOL_ID = "tool-id"
+TOOL_ARGS = "tool-args"  # raw JSON arguments (JSON formats)
+TOOL_ARG = "tool-arg"  # one tagged argument: name + value
+TOOL_ARG_NAME = "tool-arg-name"
+TOOL_ARG_STRING = "tool-arg-string"  # a string-typed tagged value (raw text)
+TOOL_ARG_VALUE = "tool-arg-value"  # a tagged value that should be JSON (kept as a string if it is not)
+UNPARSED = "unparsed"  # markup that did not parse as structure: kept as content, reported as a warning

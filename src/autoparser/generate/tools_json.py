@@ -1,0 +1,64 @@
+"""Parsers for JSON-native tool calls: ``{"name": ..., "arguments": {...}}`` and its variants.
+
+The call object is parsed member by member in any order, so the name can be reported as soon as it is
+complete and the arguments streamed as raw JSON. Unknown members are skipped. Recognised layouts (from the
+analysis): name/arguments/id field names, a nested ``function`` object, the function name as the key
+(``{"get_weather": {...}}``), and an array around the calls.
+"""
+
+from __future__ import annotations
+
+from .. import peg as p
+from ..analysis.model import ToolFormat
+from . import tags
+from .request import ToolSpec
+
+__all__ = ["json_call", "json_calls"]
+
+
+def _key(name: str) -> p.Parser:
+    return p.literal(f'"{name}"') + p.space() + ":" + p.space()
+
+
+def _tool_name(tools: tuple[ToolSpec, ...]) -> p.Parser:
+    """A quoted tool name, reported only once its closing quote shows it is not a prefix of a longer name."""
+    names = p.choice(*(p.literal(t.name) + p.peek('"') for t in sorted(tools, key=lambda t: -len(t.name))))
+    return p.atomic(p.literal('"') + p.tag(tags.TOOL_NAME, names) + '"')
+
+
+def _members(member: p.Parser) -> p.Parser:
+    sep = p.space() + "," + p.space()
+    return "{" + p.space() + p.optional(member + p.zero_or_more(sep + member)) + p.space() + "}"
+
+
+def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
+    """One call object."""
+    if fmt.fun_name_is_key:
+        body = "{" + p.space() + _tool_name(tools) + p.space() + ":" + p.space()
+        return p.tag(tags.TOOL, body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}")
+    leaf = lambda field: field.rsplit(".", 1)[-1]  # noqa: E731 - tiny local helper
+    known: list[p.Parser] = []
+    if fmt.name_field:
+        known.append(_key(leaf(fmt.name_field)) + _tool_name(tools))
+    if fmt.args_field:
+        known.append(_key(leaf(fmt.args_field)) + p.tag(tags.TOOL_ARGS, p.json()))
+    for field in (fmt.id_field, fmt.gen_id_field):
+        if field:
+            known.append(_key(leaf(field)) + p.tag(tags.TOOL_ID, p.json()))
+    other = p.json_string() + p.space() + ":" + p.space() + p.json()
+    inner = p.choice(*known, other)
+    nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
+    if nested_key:
+        # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}
+        outer = p.choice(_key(nested_key) + _members(inner), *known, other)
+        return p.tag(tags.TOOL, _members(outer))
+    return p.tag(tags.TOOL, _members(inner))
+
+
+def json_calls(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
+    """One or more calls, in an array if the template wraps them in one."""
+    call = json_call(fmt, tools)
+    sep = p.space() + "," + p.space()
+    if fmt.tools_array_wrapped:
+        return "[" + p.space() + call + p.zero_or_more(sep + call) + p.space() + "]"
+    return call + p.zero_or_more(sep + call)

@@ -1,0 +1,79 @@
+"""Parsers for calls whose name (and maybe arguments) sit in markup.
+
+TAG_WITH_JSON: ``<marker>NAME<suffix>{json arguments}<close>``, e.g. ``[TOOL_CALLS]get_weather[ARGS]{...}`` or
+DeepSeek's ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
+TAG_WITH_TAGGED: each argument in markup, ``<parameter=NAME>\\nVALUE\\n</parameter>``. String-typed parameters
+keep the raw text; other values are read as JSON (and kept as text if they are not JSON).
+"""
+
+from __future__ import annotations
+
+from .. import peg as p
+from ..analysis.model import CallIdPosition, ToolFormatMode, ToolsAnalysis
+from . import tags
+from .markers import core, flex, tight
+from .request import ToolSpec
+from .schema_types import accepts_string
+
+__all__ = ["tagged_call"]
+
+_NAME_CHAR = "[a-zA-Z0-9_.:-]"
+
+
+def _name(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
+    """Prefix, name and suffix as one atomic unit: the name is reported once nothing can extend it."""
+    fn = tools.function
+    parts = [tight(fn.name_prefix) if core(fn.name_prefix) else p.eps(), p.tag(tags.TOOL_NAME, p.literal(tool.name))]
+    if core(fn.name_suffix):
+        parts.append(tight(fn.name_suffix))
+    else:
+        parts.append(p.negate(p.chars(_NAME_CHAR)))
+    return p.atomic(p.sequence(*parts))
+
+
+def _call_id(tools: ToolsAnalysis) -> p.Parser:
+    cid = tools.call_id
+    if cid.position is not CallIdPosition.BETWEEN_FUNC_AND_ARGS or not core(cid.prefix):
+        return p.eps()
+    ident = flex(cid.prefix) + p.tag(tags.TOOL_ID, p.until(core(cid.suffix) or "{"))
+    return p.optional(ident) + (flex(cid.suffix) if core(cid.suffix) else p.space())
+
+
+def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
+    """One tagged argument; the value kind follows the parameter's schema (unknown names: JSON if it parses)."""
+    args = tools.arguments
+    name_end = core(args.name_suffix) or core(args.value_prefix) or core(args.value_suffix)
+    value_end = core(args.value_suffix)
+    value_prefix = tight(args.value_prefix) if core(args.value_prefix) else p.eps()
+    name_close = tight(args.name_suffix) if core(args.name_suffix) else p.eps()
+    if core(args.value_prefix):
+        name_close = flex(args.name_suffix) if core(args.name_suffix) else p.space()
+
+    def arg(name: p.Parser, is_string: bool) -> p.Parser:
+        kind = tags.TOOL_ARG_STRING if is_string else tags.TOOL_ARG_VALUE
+        value = p.tag(kind, p.until(value_end))
+        return p.tag(tags.TOOL_ARG, flex(args.name_prefix) + name + name_close + value_prefix + value + flex(args.value_suffix))
+
+    props = tool.parameters.get("properties")
+    known = []
+    if isinstance(props, dict):
+        for prop, schema in props.items():
+            name = p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end)
+            known.append(arg(name, accepts_string(schema)))
+    unknown = arg(p.tag(tags.TOOL_ARG_NAME, p.until(name_end)), False)
+    return p.choice(*known, unknown)
+
+
+def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
+    """One call of ``tool`` (without the per-call / section markers)."""
+    fn = tools.function
+    head = _name(tools, tool) + _call_id(tools)
+    if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
+        args = tools.arguments
+        body = (flex(args.start) if core(args.start) else p.space()) + p.tag(tags.TOOL_ARGS, p.json())
+        if core(args.end):
+            body = body + flex(args.end)
+    else:
+        body = p.space() + p.zero_or_more(_argument(tools, tool) + p.space())
+    close = flex(fn.close) if core(fn.close) else p.space()
+    return p.tag(tags.TOOL, head + body + close)

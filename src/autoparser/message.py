@@ -1,0 +1,142 @@
+"""Chat messages, tool calls and streaming deltas, with their OpenAI wire forms.
+
+A parsed model output becomes a :class:`ChatMessage`. While streaming, :class:`MessageDelta` objects carry only
+what is new: text appended to ``content`` / ``reasoning_content``, or a tool call's ``index`` with its ``id`` and
+``name`` (sent once) and a fragment of its ``arguments``. Deltas only ever append, so a client that concatenates
+them ends up with exactly the final message.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ChatMessage", "MessageDelta", "ParseWarning", "ToolCall", "ToolCallDelta", "new_call_id"]
+
+_ID_ALPHABET = string.ascii_letters + string.digits
+
+
+def new_call_id() -> str:
+    """An OpenAI-style tool call id: ``call_`` + 24 random alphanumerics."""
+    return "call_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(24))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call. ``arguments`` is JSON text; ``id`` is ``""`` when the model wrote none."""
+
+    name: str
+    arguments: str = "{}"
+    id: str = ""
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function", "id": self.id, "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """Something in the output that could not be parsed as structure; its text was kept as content."""
+
+    position: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"at {self.position}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """An assistant message as parsed from model output."""
+
+    role: str = "assistant"
+    content: str = ""
+    reasoning_content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    warnings: tuple[ParseWarning, ...] = ()
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI chat-completion message dict (``content`` is None for a message with only tool calls)."""
+        message: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content if self.content or not self.tool_calls else None,
+        }
+        if self.reasoning_content:
+            message["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        return message
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of tool call ``index``: ``id`` and ``name`` arrive once (in the call's first delta)."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+    def to_openai(self) -> dict[str, Any]:
+        delta: dict[str, Any] = {"index": self.index}
+        if self.id is not None:
+            delta["id"] = self.id
+            delta["type"] = "function"
+        function: dict[str, Any] = {}
+        if self.name is not None:
+            function["name"] = self.name
+        if self.arguments or self.name is not None:
+            function["arguments"] = self.arguments
+        if function:
+            delta["function"] = function
+        return delta
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    """What one streaming step added to the message."""
+
+    content: str = ""
+    reasoning_content: str = ""
+    tool_calls: tuple[ToolCallDelta, ...] = ()
+    warnings: tuple[ParseWarning, ...] = field(default=())
+
+    def to_openai(self) -> dict[str, Any]:
+        """The ``delta`` object of an OpenAI ``chat.completion.chunk``."""
+        delta: dict[str, Any] = {}
+        if self.content:
+            delta["content"] = self.content
+        if self.reasoning_content:
+            delta["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            delta["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        return delta
+
+
+def apply_deltas(deltas: list[MessageDelta], role: str = "assistant") -> ChatMessage:
+    """Accumulate deltas the way an OpenAI client does (for tests and the CLI)."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: list[dict[str, str]] = []
+    warnings: list[ParseWarning] = []
+    for delta in deltas:
+        content.append(delta.content)
+        reasoning.append(delta.reasoning_content)
+        warnings.extend(delta.warnings)
+        for part in delta.tool_calls:
+            while len(calls) <= part.index:
+                calls.append({"name": "", "arguments": "", "id": ""})
+            call = calls[part.index]
+            if part.name is not None:
+                call["name"] = part.name
+            if part.id is not None:
+                call["id"] = part.id
+            call["arguments"] += part.arguments
+    return ChatMessage(
+        role,
+        "".join(content),
+        "".join(reasoning),
+        tuple(ToolCall(c["name"], c["arguments"], c["id"]) for c in calls),
+        tuple(warnings),
+    )

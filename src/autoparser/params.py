@@ -1,0 +1,41 @@
+"""``ChatParams``: what :meth:`ChatTemplate.apply` returns — the prompt to send and how to read the answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import ParseError
+from .generate.assemble import GeneratedParser
+from .generate.streaming import StreamParser, parse_output
+from .message import ChatMessage
+
+__all__ = ["ChatParams"]
+
+
+@dataclass(frozen=True)
+class ChatParams:
+    """The rendered prompt plus the parser for the model's reply to it.
+
+    ``prompt`` ends with ``generation_prompt`` (what the template appended for the assistant's turn). Parse the
+    model's output — only the output, not the prompt — with :meth:`parse`, or stream it with :meth:`stream`.
+    """
+
+    prompt: str
+    generation_prompt: str
+    format: str
+    _generated: GeneratedParser = field(repr=False)
+
+    def parse(self, text: str, partial: bool = False, *, strict: bool = False) -> ChatMessage:
+        """The message in ``text``. Never raises on model output unless ``strict``: what does not parse as
+        structure is returned as content and described in ``message.warnings``."""
+        if not isinstance(text, str):
+            raise TypeError(f"parse() needs a str, got {type(text).__name__}")
+        message = parse_output(self._generated, text, partial=partial)
+        if strict and message.warnings:
+            first = message.warnings[0]
+            raise ParseError(text, first.position, frozenset({first.message}))
+        return message
+
+    def stream(self) -> StreamParser:
+        """A new :class:`StreamParser` for one model reply."""
+        return StreamParser(self._generated)
