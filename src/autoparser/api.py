@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,11 +11,13 @@ from typing import Any
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
+from .errors import TemplateError
 from .generate.assemble import build_parser
 from .generate.request import ParseRequest, normalize_tools
 from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
+from .template.environment import variables_read
 
 __all__ = ["ChatParams", "ChatTemplate"]
 
@@ -58,13 +61,25 @@ class ChatTemplate(JinjaChatTemplate):
         specs = normalize_tools(tools)
         prepared = self._prepare_messages(messages)
         tool_list = list(tools) if tools else None
-        extra = dict(chat_template_kwargs or {})
-        without = self.render(prepared, tool_list, add_generation_prompt=False, enable_thinking=enable_thinking)
-        with_prompt = self.render(prepared, tool_list, add_generation_prompt=True, enable_thinking=enable_thinking)
+        context = {**self._serving_context(tool_list), **(chat_template_kwargs or {})}
+
+        def render(generation: bool, extra: Mapping[str, Any]) -> str:
+            try:
+                return self.render(
+                    prepared, tool_list, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
+                )
+            except TemplateError:
+                if tool_list is not None:
+                    raise
+                # Some tool-use templates iterate `tools` unconditionally; an empty list means the same as none.
+                return self.render(
+                    prepared, [], add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
+                )
+
+        base = self._serving_context(tool_list)
+        without, with_prompt = render(False, base), render(True, base)
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
-        prompt = self.render(
-            prepared, tool_list, add_generation_prompt=add_generation_prompt, enable_thinking=enable_thinking, **extra
-        )
+        prompt = render(add_generation_prompt, context)
         request = ParseRequest(
             generation_prompt=generation_prompt if add_generation_prompt else "",
             tools=specs,
@@ -76,6 +91,14 @@ class ChatTemplate(JinjaChatTemplate):
         )
         analysis = self.analysis
         return ChatParams(prompt, generation_prompt, analysis.format, build_parser(analysis, request))
+
+    def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:
+        """Variables serving stacks pass besides the messages: today's date, and FireFunction's ``functions``."""
+        today = datetime.date.today()
+        context: dict[str, Any] = {"datetime": today.strftime("%b %d %Y"), "date_string": today.strftime("%d %b %Y")}
+        if "functions" in variables_read(self.source):
+            context["functions"] = json.dumps([t.get("function", t) for t in tools or []], indent=4)
+        return context
 
     def _prepare_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         """OpenAI messages adapted to what the template can render (as serving stacks do)."""
@@ -99,6 +122,12 @@ class ChatTemplate(JinjaChatTemplate):
                 item["content"] = ""
             if not item.get("reasoning_content"):
                 item.pop("reasoning_content", None)
+            elif self.analysis.reasoning.in_content_blocks and isinstance(item.get("content"), str):
+                # This template renders reasoning only as a typed thinking block.
+                blocks = [{"type": "thinking", "thinking": item.pop("reasoning_content")}]
+                if item["content"]:
+                    blocks.append({"type": "text", "text": item["content"]})
+                item["content"] = blocks
             prepared.append(item)
         return prepared
 

@@ -79,10 +79,10 @@ def test_reconstruction(case: dict[str, Any]) -> None:
             for c, got in zip(exp["tool_calls"], message.tool_calls, strict=True)
         ]
     params = case["params"]
-    rendered = tmpl.render(
+    rendered = tmpl.apply(
         [*params["messages"], assistant],
-        params["tools"] or None,
-        add_generation_prompt=False,
+        tools=params["tools"] or None,
         enable_thinking=params["enable_thinking"],
-    )
+        add_generation_prompt=False,
+    ).prompt
     assert rendered.startswith(chat.prompt + case["input"])

@@ -84,6 +84,8 @@ class ReasoningAnalysis:
     mode: ReasoningMode = ReasoningMode.NONE
     start: str = ""
     end: str = ""
+    # The template renders reasoning only from typed {"type": "thinking"} content blocks (Ministral 3).
+    in_content_blocks: bool = False
 
     @property
     def enabled(self) -> bool:

@@ -64,7 +64,9 @@ def _from_content_blocks(renderer: VariantRenderer, result: ReasoningAnalysis) -
     if comparison is None or needles.THINKING not in comparison.diff.right:
         return result
     match = _WRAPPED.search(comparison.b)
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, match["pre"], match["post"]) if match else result
+    if match is None:
+        return result
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, match["pre"], match["post"], in_content_blocks=True)
 
 
 def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis) -> ReasoningAnalysis:
@@ -88,7 +90,7 @@ def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis
     elif left and right:
         start, end, found = _rewritten_prompt(comparison.a, comparison.b, start, end)
     if found:
-        result = ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end)
+        result = dataclasses.replace(result, mode=ReasoningMode.TAG_BASED, start=start, end=end)
     return _promote(result)
 
 

@@ -8,19 +8,19 @@ item either parses as structure or falls back to content, a complete parse never
 from __future__ import annotations
 
 import functools
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import peg as p
-from ..analysis.model import ContentMode, TemplateAnalysis, ToolFormatMode
+from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormatMode
 from . import tags
 from .markers import core, flex
 from .reasoning import extracts_reasoning, prefill, reasoning_block
 from .request import ParseRequest
-from .tools_json import json_calls
+from .tools_json import json_call, json_calls
 from .tools_tagged import tagged_call
 
-__all__ = ["GeneratedParser", "build_parser"]
+__all__ = ["GeneratedParser", "build_generic_parser", "build_parser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,25 @@ class GeneratedParser:
     prefill: str
     tool_triggers: tuple[str, ...]  # markers that start a tool-call section (for warnings and streaming)
     request: ParseRequest
+    id_position: str = "none"  # where a call's id comes: "none", "before_args" or "after_args"
+    # Dedicated formats whose arguments are not JSON (Python calls, Gemma's dicts) convert the complete TOOL_ARGS
+    # text to JSON text; while a call is incomplete its arguments are then held back.
+    convert_args: Callable[[str], str] | None = None
 
 
 @functools.lru_cache(maxsize=256)
 def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """The parser for ``analysis`` under ``request`` (cached: building costs more than parsing)."""
+    from .formats import dedicated_builder  # formats build on this module
+
+    builder = dedicated_builder(analysis.format)
+    if builder is not None:
+        return builder(analysis, request)
+    return build_generic_parser(analysis, request)
+
+
+def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
+    """The parser built from the analysed markers alone."""
     tools = analysis.tools
     fmt = tools.format
     use_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
@@ -57,7 +71,9 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
     if use_tools:
-        items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(triggers), key=len, reverse=True)))))
+        items.append(
+            p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(triggers), key=len, reverse=True))))
+        )
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
     text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
     items.append(p.negate(p.end()) + text)
@@ -71,7 +87,31 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     if request.json_schema is not None:
         head = head + p.space() + p.optional(_response_format())
     parser = (head + body + p.end()).compile()
-    return GeneratedParser(parser, prefill(request.generation_prompt, analysis.reasoning), tuple(triggers), request)
+    return GeneratedParser(
+        parser,
+        prefill(request.generation_prompt, analysis.reasoning),
+        tuple(triggers),
+        request,
+        _id_position(analysis) if use_tools else "none",
+    )
+
+
+def _id_position(analysis: TemplateAnalysis) -> str:
+    """Whether calls carry ids, and whether they come before the arguments (a call is reported only once its id
+    is known: a stream sends each call's id once)."""
+    tools = analysis.tools
+    fmt = tools.format
+    if fmt.mode is ToolFormatMode.JSON_NATIVE:
+        id_field = fmt.id_field or fmt.gen_id_field
+        if not id_field:
+            return "none"
+        order = list(fmt.parameter_order)
+        if id_field in order and fmt.args_field in order and order.index(id_field) < order.index(fmt.args_field):
+            return "before_args"
+        return "after_args"
+    if tools.call_id.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(tools.call_id.prefix):
+        return "before_args"
+    return "none"
 
 
 def _response_format() -> p.Parser:
@@ -85,17 +125,22 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     """The tool-call section parser and the markers that can start it."""
     tools = analysis.tools
     fmt = tools.format
-    if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        calls = json_calls(fmt, request.tools)
-        single = calls
-    else:
-        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
-        calls = single
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
+    if fmt.mode is ToolFormatMode.JSON_NATIVE:
+        single = json_call(fmt, request.tools)
+    else:
+        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
     if per_start:
-        wrapped = flex(fmt.per_call_start) + single + (p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.eps())
+        # The call's node spans its end marker, so a call counts as complete only once that marker is seen.
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.eps()
+        wrapped = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
+    elif fmt.mode is ToolFormatMode.JSON_NATIVE:
+        calls = json_calls(fmt, request.tools)
+    else:
+        call = p.tag(tags.TOOL, single)
+        calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
         section = flex(fmt.section_start) + calls + closing
@@ -107,7 +152,3 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     # No markers at all (Llama 3.x): a call is a bare JSON object.
     start = "[" if fmt.tools_array_wrapped else "{"
     return calls, [start]
-
-
-def schema_key(schema: object) -> str | None:
-    return None if schema is None else json.dumps(schema, sort_keys=True)

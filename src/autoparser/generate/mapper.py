@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from ..message import ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
@@ -22,8 +23,14 @@ _LEADING_BREAK = re.compile(r"\A(?:\r\n|[ \t\r\n])")
 _TRAILING_BREAK = re.compile(r"(?:\r\n|[ \t\r\n])\Z")
 
 
-def map_result(result: ParseResult, offset: int) -> ChatMessage:
-    """Map a parse of ``prefill + output``; ``offset`` = len(prefill), to report positions in the output."""
+def map_result(
+    result: ParseResult,
+    offset: int,
+    id_position: str = "none",
+    convert_args: Callable[[str], str] | None = None,
+) -> ChatMessage:
+    """Map a parse of ``prefill + output``; ``offset`` = len(prefill), to report positions in the output.
+    ``id_position`` ("none", "before_args", "after_args") says when a call's id is settled."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
@@ -38,7 +45,7 @@ def map_result(result: ParseResult, offset: int) -> ChatMessage:
             content.append(node.text)
             warnings.append(ParseWarning(max(node.start - offset, 0), f"{node.text!r} did not start a valid tool call"))
         elif tag == tags.TOOL:
-            call = _tool_call(node)
+            call = _tool_call(node, id_position, convert_args)
             if call is not None:
                 calls.append(call)
     reasoning_text = "".join(reasoning)
@@ -60,8 +67,9 @@ def _children(node: AstNode) -> list[AstNode]:
     return found
 
 
-def _tool_call(node: AstNode) -> ToolCall | None:
+def _tool_call(node: AstNode, id_position: str, convert_args: Callable[[str], str] | None) -> ToolCall | None:
     name = call_id = ""
+    id_done = False
     raw_args: AstNode | None = None
     tagged: list[AstNode] = []
     for child in _children(node):
@@ -69,6 +77,7 @@ def _tool_call(node: AstNode) -> ToolCall | None:
             name = child.text
         elif child.tag == tags.TOOL_ID:
             call_id = child.text.strip().strip('"')
+            id_done = not child.is_partial
         elif child.tag == tags.TOOL_ARGS:
             raw_args = child
         elif child.tag == tags.TOOL_ARG:
@@ -76,7 +85,13 @@ def _tool_call(node: AstNode) -> ToolCall | None:
     if not name:
         return None
     complete = not node.is_partial
-    if raw_args is not None:
+    if not complete and id_position != "none" and not id_done:
+        args_started = raw_args is not None or bool(tagged)
+        if id_position == "after_args" or not args_started:
+            return None  # the id may still come, and a stream sends it only once
+    if raw_args is not None and convert_args is not None:
+        arguments = convert_args(raw_args.text) if complete and not raw_args.is_partial else ""
+    elif raw_args is not None:
         arguments = _json_arguments(raw_args)
     elif tagged:
         arguments = _tagged_arguments(tagged, complete)

@@ -20,7 +20,7 @@ def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False
     result = generated.parser.parse(full, partial=partial)
     if result.fail:  # cannot happen for generated parsers (every item falls back to content); be safe anyway
         return ChatMessage(content=text)
-    return map_result(result, len(generated.prefill))
+    return map_result(result, len(generated.prefill), generated.id_position, generated.convert_args)
 
 
 class StreamParser:

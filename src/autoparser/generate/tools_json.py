@@ -32,10 +32,10 @@ def _members(member: p.Parser) -> p.Parser:
 
 
 def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
-    """One call object."""
+    """One call object (untagged: the caller tags the call, together with its per-call markers)."""
     if fmt.fun_name_is_key:
         body = "{" + p.space() + _tool_name(tools) + p.space() + ":" + p.space()
-        return p.tag(tags.TOOL, body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}")
+        return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
     leaf = lambda field: field.rsplit(".", 1)[-1]  # noqa: E731 - tiny local helper
     known: list[p.Parser] = []
     if fmt.name_field:
@@ -51,13 +51,13 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     if nested_key:
         # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}
         outer = p.choice(_key(nested_key) + _members(inner), *known, other)
-        return p.tag(tags.TOOL, _members(outer))
-    return p.tag(tags.TOOL, _members(inner))
+        return _members(outer)
+    return _members(inner)
 
 
 def json_calls(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
-    """One or more calls, in an array if the template wraps them in one."""
-    call = json_call(fmt, tools)
+    """One or more calls (each tagged TOOL), in an array if the template wraps them in one."""
+    call = p.tag(tags.TOOL, json_call(fmt, tools))
     sep = p.space() + "," + p.space()
     if fmt.tools_array_wrapped:
         return "[" + p.space() + call + p.zero_or_more(sep + call) + p.space() + "]"

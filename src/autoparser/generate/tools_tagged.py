@@ -52,7 +52,9 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     def arg(name: p.Parser, is_string: bool) -> p.Parser:
         kind = tags.TOOL_ARG_STRING if is_string else tags.TOOL_ARG_VALUE
         value = p.tag(kind, p.until(value_end))
-        return p.tag(tags.TOOL_ARG, flex(args.name_prefix) + name + name_close + value_prefix + value + flex(args.value_suffix))
+        return p.tag(
+            tags.TOOL_ARG, flex(args.name_prefix) + name + name_close + value_prefix + value + flex(args.value_suffix)
+        )
 
     props = tool.parameters.get("properties")
     known = []
@@ -65,7 +67,7 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
 
 
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
-    """One call of ``tool`` (without the per-call / section markers)."""
+    """One call of ``tool`` (untagged, without the per-call / section markers)."""
     fn = tools.function
     head = _name(tools, tool) + _call_id(tools)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
@@ -76,4 +78,4 @@ def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     else:
         body = p.space() + p.zero_or_more(_argument(tools, tool) + p.space())
     close = flex(fn.close) if core(fn.close) else p.space()
-    return p.tag(tags.TOOL, head + body + close)
+    return head + body + close
