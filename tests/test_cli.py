@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
+from autoparser import cli
 from autoparser.cli import main, visible
 
 
@@ -118,3 +121,39 @@ def test_analyze_syntax_error(capsys: pytest.CaptureFixture[str], tmp_path) -> N
     assert "broken.jinja" in err
     assert "syntax error" in err
     assert "Traceback" not in err
+
+
+def test_parse_example_output(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).parent.parent / "examples"
+    code = cli.main(["parse", "Qwen3.5-4B", str(root / "qwen3.5-output.txt"), "--tools", str(root / "tools.json")])
+    assert code == 0
+    message = json.loads(capsys.readouterr().out)
+    assert message["content"] == "Let me check that for you."
+    assert message["reasoning_content"].startswith("The user wants the weather in Paris")
+    call = message["tool_calls"][0]["function"]
+    assert call["name"] == "get_weather" and json.loads(call["arguments"]) == {"city": "Paris", "days": 3}
+
+
+def test_parse_stream_prints_deltas_that_add_up(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).parent.parent / "examples"
+    args = ["parse", "Qwen3.5-4B", str(root / "qwen3.5-output.txt"), "--tools", str(root / "tools.json")]
+    assert cli.main([*args, "--stream", "--chunk", "3"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    content = "".join(d.get("content", "") for d in lines)
+    arguments = "".join(c["function"].get("arguments", "") for d in lines for c in d.get("tool_calls", []))
+    assert content == "Let me check that for you."
+    assert json.loads(arguments) == {"city": "Paris", "days": 3}
+    starts = [c for d in lines for c in d.get("tool_calls", []) if "id" in c]
+    assert len(starts) == 1 and starts[0]["id"].startswith("call_") and starts[0]["function"]["name"] == "get_weather"
+
+
+def test_parse_reads_stdin_and_reports_bad_tools(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("Hello there"))
+    assert cli.main(["parse", "Qwen3-Coder"]) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == "Hello there"
+    bad = tmp_path / "tools.json"
+    bad.write_text('{"not": "a list"}', encoding="utf-8")
+    assert cli.main(["parse", "Qwen3-Coder", "--tools", str(bad)]) == 1
+    assert "list" in capsys.readouterr().err

@@ -12,16 +12,17 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from . import ChatTemplate, __version__, bundled_templates
+from . import ChatMessage, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from .errors import AutoparserError
 
-__all__ = ["build_parser", "format_analysis", "format_templates", "main", "visible"]
+__all__ = ["build_parser", "format_analysis", "format_message", "format_templates", "main", "visible"]
 
 _NONE = "—"
 _ESCAPES = {ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
@@ -60,6 +61,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     analyze.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
     analyze.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    parse = commands.add_parser(
+        "parse",
+        help="parse a model's output into an OpenAI message",
+        description="Parse model output (the text after the prompt) into an OpenAI chat message, printed as JSON.",
+    )
+    parse.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    parse.add_argument("file", metavar="FILE", nargs="?", default="-", help="model output file, or - for stdin")
+    parse.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
+    parse.add_argument("--messages", metavar="JSON", help="file with the conversation before the output")
+    parse.add_argument(
+        "--reasoning-format",
+        choices=["none", "auto", "deepseek", "deepseek-legacy"],
+        default="auto",
+        help="where reasoning goes: 'none' keeps it in the content (default: auto)",
+    )
+    parse.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
+    parse.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
+    parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
+    parse.add_argument("--stream", action="store_true", help="feed the output piece by piece; print one delta per line")
+    parse.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per streamed piece (default 4)")
     return parser
 
 
@@ -207,6 +228,60 @@ def _analyze(spec: str, as_json: bool) -> int:
     return 0
 
 
+def _read_json(path: str, what: str) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        value = json.load(handle)
+    if not isinstance(value, list):
+        raise ValueError(f"{what} file must hold a JSON list, got {type(value).__name__}")
+    return value
+
+
+def format_message(message: ChatMessage) -> str:
+    """The OpenAI message as JSON, with the parse warnings (if any) under ``warnings``."""
+    data = message.to_openai()
+    if message.warnings:
+        data["warnings"] = [str(w) for w in message.warnings]
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _parse(args: argparse.Namespace) -> int:
+    try:
+        tmpl = _load(args.template)
+    except KeyError:
+        _error(f"no template file or bundled template named {args.template!r} (see `autoparser templates`)")
+        return 2
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+        tools = _read_json(args.tools, "--tools") if args.tools else None
+        messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        _error(str(err))
+        return 1
+    try:
+        chat = tmpl.apply(
+            messages,
+            tools=tools,
+            tool_choice=args.tool_choice,
+            parallel_tool_calls=args.parallel,
+            reasoning_format=args.reasoning_format,
+            enable_thinking=not args.no_thinking,
+        )
+    except (AutoparserError, ValueError, TypeError) as err:
+        _error(str(err))
+        return 1
+    if not args.stream:
+        print(format_message(chat.parse(text)), file=sys.stdout)
+        return 0
+    stream = chat.stream()
+    step = max(args.chunk, 1)
+    for pos in range(0, len(text), step):
+        for delta in stream.feed(text[pos : pos + step]):
+            print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
+    for delta in stream.finish():
+        print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
@@ -216,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "analyze":
         return _analyze(args.template, args.json)
+    if args.command == "parse":
+        return _parse(args)
     parser.print_help(sys.stdout)
     return 0
 

@@ -19,6 +19,7 @@ from . import tags
 
 __all__ = ["map_result"]
 
+_WHITESPACE = " \t\r\n"
 _LEADING_BREAK = re.compile(r"\A(?:\r\n|[ \t\r\n])")
 _TRAILING_BREAK = re.compile(r"(?:\r\n|[ \t\r\n])\Z")
 
@@ -48,10 +49,10 @@ def map_result(
             call = _tool_call(node, id_position, convert_args)
             if call is not None:
                 calls.append(call)
-    reasoning_text = "".join(reasoning)
-    if not reasoning_text.strip():
-        reasoning_text = ""
-    return ChatMessage("assistant", "".join(content), reasoning_text, tuple(calls), tuple(warnings))
+    # Whitespace around the answer and the reasoning is template formatting (the newline before </think>, before a
+    # tool call): trimmed. While streaming, trailing whitespace is thereby held back until text follows it.
+    text = "".join(content).strip(_WHITESPACE)
+    return ChatMessage("assistant", text, "".join(reasoning).strip(_WHITESPACE), tuple(calls), tuple(warnings))
 
 
 def _children(node: AstNode) -> list[AstNode]:
