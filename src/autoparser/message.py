@@ -69,7 +69,7 @@ class ChatMessage:
         return message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: streams create one per token, and frozen init is several times slower
 class ToolCallDelta:
     """A fragment of tool call ``index``: ``id`` and ``name`` arrive once (in the call's first delta)."""
 
@@ -93,7 +93,7 @@ class ToolCallDelta:
         return delta
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, for the same reason
 class MessageDelta:
     """What one streaming step added to the message."""
 

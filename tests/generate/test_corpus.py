@@ -15,14 +15,29 @@ from autoparser.message import apply_deltas
 
 from .corpus import CASES, apply_case, expected, judged
 
-# Cases whose expectation encodes a reference behaviour we deliberately do not reproduce (at most 5).
-XFAIL = {
-    "Qwen3.5-4B_011": "the model repeats the prompt's <think>; the reference keeps it in the reasoning, we drop it",
+# Cases whose expectation encodes a reference behaviour we deliberately do not reproduce (at most 5), and which
+# of the checks they fail: "*" = all of them.
+XFAIL: dict[str, tuple[str, str]] = {
+    "Qwen3.5-4B_011": (
+        "*",
+        "the model repeats the prompt's <think>; the reference keeps it in the reasoning, we drop it",
+    ),
+    "LFM2-8B-A1B_007": (
+        "parse",
+        "a Python string's \\n is a newline; the reference keeps the backslash, so the code it returns cannot run",
+    ),
+    "Kimi-K2-Instruct_002": (
+        "reconstruction",
+        "the template calls list.append, which the immutable sandbox (and transformers) refuse: no re-render",
+    ),
 }
 
 
-def _params(case: dict[str, Any]) -> list[Any]:
-    marks = [pytest.mark.xfail(reason=XFAIL[case["id"]], strict=True)] if case["id"] in XFAIL else []
+def _params(case: dict[str, Any], check: str = "parse") -> Any:
+    entry = XFAIL.get(case["id"])
+    marks = []
+    if entry is not None and entry[0] in ("*", check):
+        marks.append(pytest.mark.xfail(reason=entry[1], strict=True))
     return pytest.param(case, id=case["id"], marks=marks)
 
 
@@ -65,7 +80,7 @@ def test_streaming_random_chunks(case: dict[str, Any]) -> None:
     assert judged(apply_deltas(deltas), stream_ids=True) == expected(case)
 
 
-@pytest.mark.parametrize("case", [_params(c) for c in CASES if c["expect_reconstruction"]])
+@pytest.mark.parametrize("case", [_params(c, "reconstruction") for c in CASES if c["expect_reconstruction"]])
 def test_reconstruction(case: dict[str, Any]) -> None:
     tmpl, chat = apply_case(case)
     message = chat.parse(case["input"])

@@ -20,7 +20,7 @@ from .request import ParseRequest
 from .tools_json import json_call, json_calls
 from .tools_tagged import tagged_call
 
-__all__ = ["GeneratedParser", "build_generic_parser", "build_parser"]
+__all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if extracts_reasoning(analysis.reasoning, request):
         head = p.optional(reasoning_block(analysis.reasoning))
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(_response_format())
+        head = head + p.space() + p.optional(response_format())
     parser = (head + body + p.end()).compile()
     return GeneratedParser(
         parser,
@@ -114,7 +114,7 @@ def _id_position(analysis: TemplateAnalysis) -> str:
     return "none"
 
 
-def _response_format() -> p.Parser:
+def response_format() -> p.Parser:
     """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here)."""
     value = p.tag(tags.CONTENT, p.json())
     fenced = p.literal("```json") + p.space() + value + p.space() + "```"

@@ -10,18 +10,29 @@ not to be JSON); closing quotes and braces come only when the call is complete.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 
 from ..message import ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
 from . import tags
 
-__all__ = ["map_result"]
+__all__ = ["WHITESPACE", "map_raw", "map_result", "strip_leading_break", "strip_trailing_break"]
 
-_WHITESPACE = " \t\r\n"
-_LEADING_BREAK = re.compile(r"\A(?:\r\n|[ \t\r\n])")
-_TRAILING_BREAK = re.compile(r"(?:\r\n|[ \t\r\n])\Z")
+WHITESPACE = " \t\r\n"
+
+
+def strip_leading_break(text: str) -> str:
+    """``text`` without one leading line break or whitespace character."""
+    if text.startswith("\r\n"):
+        return text[2:]
+    return text[1:] if text[:1] in (" ", "\t", "\r", "\n") and text else text
+
+
+def strip_trailing_break(text: str) -> str:
+    """``text`` without one trailing line break or whitespace character."""
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text[-1:] in (" ", "\t", "\r", "\n") and text else text
 
 
 def map_result(
@@ -32,6 +43,16 @@ def map_result(
 ) -> ChatMessage:
     """Map a parse of ``prefill + output``; ``offset`` = len(prefill), to report positions in the output.
     ``id_position`` ("none", "before_args", "after_args") says when a call's id is settled."""
+    return map_raw(result, offset, id_position, convert_args)[0]
+
+
+def map_raw(
+    result: ParseResult,
+    offset: int,
+    id_position: str = "none",
+    convert_args: Callable[[str], str] | None = None,
+) -> tuple[ChatMessage, str, str]:
+    """The message, plus the untrimmed content and reasoning text (streaming continues from those)."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
@@ -51,8 +72,11 @@ def map_result(
                 calls.append(call)
     # Whitespace around the answer and the reasoning is template formatting (the newline before </think>, before a
     # tool call): trimmed. While streaming, trailing whitespace is thereby held back until text follows it.
-    text = "".join(content).strip(_WHITESPACE)
-    return ChatMessage("assistant", text, "".join(reasoning).strip(_WHITESPACE), tuple(calls), tuple(warnings))
+    raw_content, raw_reasoning = "".join(content), "".join(reasoning)
+    message = ChatMessage(
+        "assistant", raw_content.strip(WHITESPACE), raw_reasoning.strip(WHITESPACE), tuple(calls), tuple(warnings)
+    )
+    return message, raw_content, raw_reasoning
 
 
 def _children(node: AstNode) -> list[AstNode]:
@@ -79,6 +103,8 @@ def _tool_call(node: AstNode, id_position: str, convert_args: Callable[[str], st
         elif child.tag == tags.TOOL_ID:
             call_id = child.text.strip().strip('"')
             id_done = not child.is_partial
+            # An id may contain the name (Kimi-K2's ``functions.NAME:0``).
+            name = next((c.text for c in _children(child) if c.tag == tags.TOOL_NAME), name)
         elif child.tag == tags.TOOL_ARGS:
             raw_args = child
         elif child.tag == tags.TOOL_ARG:
@@ -102,7 +128,8 @@ def _tool_call(node: AstNode, id_position: str, convert_args: Callable[[str], st
 
 
 def _json_arguments(node: AstNode) -> str:
-    text = node.text.strip()
+    text = _without_cut_escape(node.text) if node.is_partial else node.text
+    text = text.strip(WHITESPACE)
     if text.startswith('"') and not node.is_partial:
         # Arguments given as a JSON string holding the object.
         try:
@@ -114,13 +141,33 @@ def _json_arguments(node: AstNode) -> str:
     return text
 
 
+def _without_cut_escape(text: str) -> str:
+    """Partial JSON text without an escape sequence cut off at its end (``\\`` or ``\\u12``): the stream only
+    shows whole escapes, so what it shows is always a prefix of the final text."""
+    tail = text[-6:]
+    slash = tail.rfind("\\")
+    if slash < 0:
+        return text
+    start = len(text) - len(tail) + slash
+    run = len(text[:start]) - len(text[:start].rstrip("\\"))  # backslashes before this one
+    if run % 2:
+        return text  # this backslash is itself escaped
+    rest = text[start + 1 :]
+    if rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:])):
+        return text[:start]
+    return text
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
 def _string_value(text: str, complete: bool) -> str:
     """The template puts at most one line break around a value; trailing whitespace of an unfinished value is held
     back because it may be exactly that break."""
-    text = _LEADING_BREAK.sub("", text, count=1)
+    text = strip_leading_break(text)
     if complete:
-        return _TRAILING_BREAK.sub("", text, count=1)
-    return text.rstrip(" \t\r\n")
+        return strip_trailing_break(text)
+    return text.rstrip(WHITESPACE)
 
 
 def _tagged_arguments(args: list[AstNode], complete: bool) -> str:

@@ -69,7 +69,7 @@ class AstNode:
 class ParseResult:
     """The outcome of parsing: status, consumed span, AST, and failure details."""
 
-    __slots__ = ("end", "expected", "fail_pos", "nodes", "start", "status", "text")
+    __slots__ = ("end", "expected", "fail_pos", "nodes", "open_until", "start", "status", "text")
 
     def __init__(
         self,
@@ -88,6 +88,8 @@ class ParseResult:
         self.text = text
         self.fail_pos = fail_pos
         self.expected = expected
+        # For NEED_MORE results driven by an until(): (its start, its delimiters); streaming extends it cheaply.
+        self.open_until: tuple[int, tuple[str, ...]] | None = None
 
     @property
     def success(self) -> bool:

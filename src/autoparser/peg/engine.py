@@ -77,7 +77,7 @@ _SPACE_CHARS = frozenset(" \t\n\r\x0b\x0c")
 class _State:
     """Mutable per-parse state shared by all matchers."""
 
-    __slots__ = ("expected", "fail_pos", "n", "nodes", "partial", "text")
+    __slots__ = ("expected", "fail_pos", "n", "nodes", "open_until", "partial", "text")
 
     def __init__(self, text: str, partial: bool) -> None:
         self.text = text
@@ -86,6 +86,9 @@ class _State:
         self.nodes: list[AstNode] = []
         self.fail_pos = -1
         self.expected: set[str] = set()
+        # The last until() that ran into the end of partial input: (its start, its delimiters). A NEED_MORE result
+        # stems from exactly one such primitive, so for an until-driven NEED_MORE this is the element still open.
+        self.open_until: tuple[int, tuple[str, ...]] | None = None
 
     def failed(self, pos: int, what: str) -> None:
         """Record a failure; only the furthest position's expectations are kept."""
@@ -352,7 +355,10 @@ def _until(c: _Compiler, node: Until) -> Matcher:
     if not delimiters:
 
         def rest(st: _State, pos: int) -> tuple[int, int]:
-            return (MORE if st.partial else OK), st.n
+            if st.partial:
+                st.open_until = (pos, ())
+                return MORE, st.n
+            return OK, st.n
 
         return rest
 
@@ -381,8 +387,12 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         stop = n if hit < 0 else hit
         for q in range(max(pos, n - longest + 1), min(stop, n)):
             if text[q:] in prefixes[n - q]:
+                st.open_until = (pos, delimiters)
                 return MORE, q  # the tail may become a delimiter: withhold it, and don't guess what follows
-        return (MORE, n) if hit < 0 else (OK, hit)
+        if hit < 0:
+            st.open_until = (pos, delimiters)
+            return MORE, n
+        return OK, hit
 
     return match
 
@@ -502,6 +512,7 @@ class CompiledParser:
             st.fail_pos, st.expected = start, {"input nested less deeply"}
             status, end = FAIL, start
         nodes = st.nodes if status != FAIL else []
-        return ParseResult(
-            _STATUS[status], start, end, nodes, text, st.fail_pos, frozenset(st.expected)
-        )
+        result = ParseResult(_STATUS[status], start, end, nodes, text, st.fail_pos, frozenset(st.expected))
+        if status == MORE:
+            result.open_until = st.open_until
+        return result

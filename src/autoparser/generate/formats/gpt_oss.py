@@ -1,0 +1,126 @@
+"""GPT-OSS "harmony" output: a sequence of messages whose header, not a marker, decides what the text is.
+
+A message is ``<|channel|>CHANNEL<|message|>TEXT<|end|>``; later ones are preceded by ``<|start|>assistant``
+(the generation prompt supplies the first). The header may name a recipient, ``to=NAME``, either in the role part
+(``<|start|>assistant to=functions.f<|channel|>commentary``) or after the channel, and a content type
+(``<|constrain|>json``, or just ``json`` as the template renders it). So:
+
+* recipient ``functions.NAME`` of a known tool: a tool call whose message is the JSON arguments, ended by
+  ``<|call|>`` (whatever the channel, even ``analysis``);
+* recipient ``functions.X`` of an unknown tool (or tools disabled): the header is reported as UNPARSED and the
+  message text stays content;
+* any other recipient (the built-in ``python``/``browser``/``container`` tools, ``assistant``): the message is
+  addressed to something the client cannot run, so it is dropped, as the reference does;
+* no recipient: channel ``analysis`` is reasoning, every other channel (``final``, ``commentary`` preambles) is
+  content. With ``reasoning_format`` none the analysis message stays in the content *with* its header and end
+  marker (the reference's inline reasoning; the separators between messages are dropped);
+* a header abandoned before ``<|message|>`` (``<|channel|>commentary to=assistant<|channel|>final...``) is
+  dropped.
+
+Everything else (text outside messages, markers that start nothing) is content, so parsing never fails. The
+parser reads the output alone: the ``<|start|>assistant`` of the generation prompt carries nothing the parser
+needs, and a role recipient at the very start of the output (`` to=functions.f<|channel|>...``) is accepted at
+any message boundary.
+"""
+
+from __future__ import annotations
+
+from ... import peg as p
+from ...analysis.model import TemplateAnalysis
+from .. import tags
+from ..assemble import GeneratedParser
+from ..request import ParseRequest
+
+__all__ = ["build"]
+
+START = "<|start|>"
+CHANNEL = "<|channel|>"
+MESSAGE = "<|message|>"
+CONSTRAIN = "<|constrain|>"
+END_MARKERS = ("<|end|>", "<|call|>", "<|return|>")
+FUNCTIONS = "functions."
+
+_WORD = "[a-zA-Z0-9_-]"  # channel names and content types
+_RECIPIENT = "[^ \t\r\n<]"  # a recipient runs up to whitespace or the next special token
+
+
+def _recipient(target: p.Parser) -> p.Parser:
+    return p.space() + "to=" + target
+
+
+def _content_type() -> p.Parser:
+    """`` <|constrain|>json`` as models write it, or `` json`` as the template renders it."""
+    return p.optional(p.space() + p.optional(p.literal(CONSTRAIN)) + p.chars(_WORD))
+
+
+def _header(recipient: p.Parser | None, channel: p.Parser) -> p.Parser:
+    """``[recipient] <|channel|>CHANNEL [recipient] [content type] <|message|>``; with a ``recipient`` parser it
+    must appear once (before or after the channel), with None there is none."""
+    channel_part = p.literal(CHANNEL) + channel
+    addressed = channel_part if recipient is None else p.choice(recipient + channel_part, channel_part + recipient)
+    return addressed + _content_type() + p.space() + MESSAGE
+
+
+def _end_of_message() -> p.Parser:
+    """The message's end marker, or the end of the output; a model that skips the marker and starts the next
+    message also ends it."""
+    return p.choice(*END_MARKERS, p.peek(p.choice(START, CHANNEL)), p.end())
+
+
+def _tool_call(request: ParseRequest) -> p.Parser:
+    """A call of a known tool; its message must be a JSON object. The header, up to the object's opening brace,
+    is atomic so the name is reported once it cannot turn out to be a longer name or a message that is not a
+    call; the TOOL node spans the end marker, so the call counts as complete only when ``<|call|>`` (or the end
+    of the output) is seen."""
+    boundary = p.negate(p.chars(_RECIPIENT))
+    names = sorted((t.name for t in request.tools), key=len, reverse=True)
+    name = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
+    header = _header(_recipient(FUNCTIONS + name), p.chars(_WORD))
+    args = p.tag(tags.TOOL_ARGS, p.json_object())
+    return p.tag(tags.TOOL, p.atomic(header + p.space() + p.peek("{")) + args + p.space() + _end_of_message())
+
+
+def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
+    """The harmony parser: ``item* end`` where an item is a message, a separator, or plain text."""
+    del analysis  # the format is fixed; nothing in the analysis changes it
+    channel = p.chars(_WORD)
+    body_stops = [*END_MARKERS, START, CHANNEL]
+    body = p.until_one_of(body_stops)
+    end_marker = p.choice(*END_MARKERS)
+
+    messages: list[p.Parser] = []
+    if request.tools_enabled:
+        messages.append(_tool_call(request))
+    # A function the request does not offer (or a call whose arguments are not JSON): visible, with a warning.
+    to_function = _recipient(FUNCTIONS + p.chars(_RECIPIENT))
+    messages.append(p.atomic(p.tag(tags.UNPARSED, _header(to_function, channel))))
+    # Messages to built-in tools or other recipients: nothing the client can use.
+    other = _recipient(p.negate(FUNCTIONS) + p.chars(_RECIPIENT))
+    messages.append(_header(other, channel) + body + p.optional(end_marker))
+    # A header given up before <|message|>: the next header replaces it.
+    anyone = p.optional(_recipient(p.chars(_RECIPIENT)))
+    abandoned = anyone + CHANNEL + channel + anyone + _content_type() + p.space() + p.peek(p.choice(START, CHANNEL))
+    messages.append(abandoned)
+    analysis_channel = p.literal("analysis") + p.negate(p.chars(_WORD))
+    if request.reasoning_format != "none":
+        messages.append(_header(None, analysis_channel) + p.tag(tags.REASONING, body) + p.optional(end_marker))
+    else:
+        # Inline reasoning keeps its markup, like <think>...</think> in other formats.
+        messages.append(
+            p.atomic(p.tag(tags.CONTENT, _header(None, analysis_channel)))
+            + p.tag(tags.CONTENT, body)
+            + p.optional(p.atomic(p.tag(tags.CONTENT, end_marker)))
+        )
+    messages.append(_header(None, channel) + p.tag(tags.CONTENT, body) + p.optional(end_marker))
+
+    items = [
+        p.literal(START) + "assistant",  # message separator
+        p.choice(*messages),
+        # A call header cut off (or broken) before <|message|>: still worth a warning.
+        p.tag(tags.UNPARSED, p.choice(to_function + p.optional(CHANNEL + channel), CHANNEL + channel + to_function)),
+        end_marker,  # a stray end marker is markup, not text
+        p.tag(tags.CONTENT, p.choice(START, CHANNEL)),  # a marker that starts no message
+        p.negate(p.end()) + p.tag(tags.CONTENT, p.until_one_of(body_stops)),
+    ]
+    parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
+    return GeneratedParser(parser, "", (f"to={FUNCTIONS}",), request, "none")

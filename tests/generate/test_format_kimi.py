@@ -1,0 +1,200 @@
+"""The Kimi K2 format (``kimi-k2``) beyond the corpus: several calls, sloppy markers, fallbacks and streaming."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autoparser import ChatMessage, ChatParams, ChatTemplate
+from autoparser.message import ToolCall, apply_deltas
+
+TEMPLATES = ("Kimi-K2-Thinking", "Kimi-K2-Instruct", "moonshotai-Kimi-K2")
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {"type": "function", "function": {"name": "get_weather_now", "parameters": {"type": "object", "properties": {}}}},
+    {
+        "type": "function",
+        "function": {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}},
+    },
+]
+
+SB, SE = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+CB, AB, CE = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+
+
+def call(name: str, idx: int, args: str, *, end: bool = True) -> str:
+    return f"{CB}functions.{name}:{idx}{AB}{args}{CE if end else ''}"
+
+
+def chat(template: str = "Kimi-K2-Thinking", **kwargs: Any) -> ChatParams:
+    options: dict[str, Any] = {"tools": TOOLS, "reasoning_format": "auto", "parallel_tool_calls": True}
+    options.update(kwargs)
+    return ChatTemplate.load(template).apply([{"role": "user", "content": "Hi"}], **options)
+
+
+def visible(message: ChatMessage) -> tuple[str, str, tuple[ToolCall, ...]]:
+    return message.content, message.reasoning_content, message.tool_calls
+
+
+REALISTIC = (
+    "<think>The user wants the weather in Paris and Tokyo.\nI'll call get_weather twice.</think>"
+    "Let me check both cities.\n"
+    + SB
+    + call("get_weather", 0, '{"city": "Paris"}')
+    + call("get_weather", 1, '{"city": "Tokyo"}')
+    + call("python", 2, r'{"code": "print(\"<|tool_call_end|>\")\n"}')
+    + call("get_weather_now", 3, "{}")
+    + SE
+)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_template_uses_the_format(template: str) -> None:
+    assert ChatTemplate.load(template).analysis.format == "kimi-k2"
+    assert chat(template).format == "kimi-k2"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_parallel_calls_with_reasoning_and_content(template: str) -> None:
+    message = chat(template).parse(REALISTIC)
+    assert message.reasoning_content == "The user wants the weather in Paris and Tokyo.\nI'll call get_weather twice."
+    assert message.content == "Let me check both cities."
+    assert message.tool_calls == (
+        ToolCall("get_weather", '{"city": "Paris"}', "functions.get_weather:0"),
+        ToolCall("get_weather", '{"city": "Tokyo"}', "functions.get_weather:1"),
+        ToolCall("python", r'{"code": "print(\"<|tool_call_end|>\")\n"}', "functions.python:2"),
+        ToolCall("get_weather_now", "{}", "functions.get_weather_now:3"),
+    )
+    assert message.warnings == ()
+
+
+def test_content_only() -> None:
+    text = "Paris is sunny today.\nEnjoy <b>your</b> trip!"
+    message = chat().parse(text)
+    assert visible(message) == (text, "", ())
+    assert message.warnings == ()
+
+
+def test_without_tools_the_markup_is_content() -> None:
+    text = "x" + call("get_weather", 0, '{"city": "Paris"}')
+    assert visible(chat(tools=None).parse(text)) == (text, "", ())
+    assert visible(chat(tool_choice="none").parse(text)) == (text, "", ())
+
+
+def test_reasoning_format_none_keeps_the_thinking_inline() -> None:
+    text = "<think>hmm</think>Answer"
+    assert visible(chat(reasoning_format="none").parse(text)) == (text, "", ())
+
+
+def test_markers_left_out() -> None:
+    """No section markers, no call end markers: a call ends where the next begins, or at the end."""
+    text = (
+        "Checking."
+        + call("get_weather", 0, '{"city": "Paris"}', end=False)
+        + call("python", 1, '{"code": "1"}', end=False)
+    )
+    message = chat().parse(text)
+    assert message.content == "Checking."
+    assert [(c.name, c.arguments, c.id) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}', "functions.get_weather:0"),
+        ("python", '{"code": "1"}', "functions.python:1"),
+    ]
+
+
+def test_calls_inside_an_unclosed_thinking_block() -> None:
+    text = "<think>I need the weather" + SB + call("get_weather", 0, '{"city": "Oslo"}') + SE
+    message = chat().parse(text)
+    assert message.reasoning_content == "I need the weather"
+    assert message.content == ""
+    assert [c.name for c in message.tool_calls] == ["get_weather"]
+
+
+def test_whitespace_around_markers_and_text_after_the_section() -> None:
+    text = SB + "\n " + CB + " functions.get_weather:7 " + AB + ' {"city": "Rome"} ' + CE + "\n" + SE + "\nDone."
+    message = chat().parse(text)
+    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Rome"}', "functions.get_weather:7"),)
+    assert message.content == "Done."
+
+
+def test_name_that_prefixes_another_name() -> None:
+    text = call("get_weather_now", 0, "{}") + call("get_weather", 1, '{"city": "Lima"}')
+    assert [c.name for c in chat().parse(text).tool_calls] == ["get_weather_now", "get_weather"]
+    # a name is not reported while it may still grow into a longer one
+    assert chat().parse(f"{CB}functions.get_weather", partial=True).tool_calls == ()
+
+
+def test_empty_arguments_may_be_left_out() -> None:
+    message = chat().parse(f"{CB}functions.get_weather_now:0{AB}{CE}")
+    assert message.tool_calls == (ToolCall("get_weather_now", "{}", "functions.get_weather_now:0"),)
+
+
+def test_truncated_call_keeps_the_text() -> None:
+    text = "Let me look." + SB + call("get_weather", 0, '{"city": "Par', end=False)
+    message = chat().parse(text)  # complete output: must not raise
+    assert message.content == text
+    assert message.tool_calls == ()
+    assert message.warnings
+    # while streaming the same text is a call in progress
+    streaming = chat().parse(text, partial=True)
+    assert streaming.content == "Let me look."
+    assert streaming.tool_calls == (ToolCall("get_weather", '{"city": "Par', "functions.get_weather:0"),)
+
+
+def test_unknown_tool_is_content_with_a_warning() -> None:
+    text = "Hi " + SB + call("send_email", 0, '{"to": "a@b.c"}') + SE + " bye"
+    message = chat().parse(text)
+    assert message.content == text
+    assert message.tool_calls == ()
+    assert message.warnings and "did not start a valid tool call" in message.warnings[0].message
+    assert message.warnings[0].position == 3
+
+
+def test_malformed_arguments_are_content_with_a_warning() -> None:
+    text = call("get_weather", 0, "city=Paris") + "ok"
+    message = chat().parse(text)
+    assert message.content == text
+    assert message.tool_calls == ()
+    assert message.warnings
+
+
+def test_stray_thinking_close_after_calls_is_markup() -> None:
+    text = "<think>plan" + call("get_weather", 0, '{"city": "Bern"}') + "</think>Answer"
+    message = chat().parse(text)
+    assert (message.reasoning_content, message.content) == ("plan", "Answer")
+    assert len(message.tool_calls) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        REALISTIC,
+        "<think>plan" + call("get_weather", 0, '{"city": "X"}', end=False) + call("python", 1, '{"code": "2"}'),
+        "Hi " + SB + call("send_email", 0, "{}") + SE + " bye",
+        "a" + SB + call("get_weather", 0, '{"city": "Y"}') + " tail",
+    ],
+)
+def test_streaming_char_by_char_matches_parse(text: str) -> None:
+    params = chat()
+    stream = params.stream()
+    deltas = []
+    previous = visible(ChatMessage())
+    for i, char in enumerate(text):
+        deltas += stream.feed(char)
+        current = visible(params.parse(text[: i + 1], partial=True))
+        assert visible(apply_deltas(deltas)) == current, f"after {text[: i + 1]!r}"
+        # prefix-monotone: nothing shown earlier is taken back
+        assert current[0].startswith(previous[0]) and current[1].startswith(previous[1])
+        assert len(current[2]) >= len(previous[2])
+        for old, new in zip(previous[2], current[2], strict=False):
+            assert (new.name, new.id) == (old.name, old.id) and new.arguments.startswith(old.arguments)
+        previous = current
+    deltas += stream.finish()
+    assert visible(apply_deltas(deltas)) == visible(params.parse(text))
