@@ -79,7 +79,12 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     items.append(p.negate(p.end()) + text)
     for bare in ("{", "["):
         if use_tools and bare in triggers:
-            items.append(p.tag(tags.CONTENT, p.literal(bare)))  # bare-JSON formats: a bracket that is not a call
+            # Bare-JSON formats (no markers): a bracket that starts something call-like but did not parse is
+            # reported; any other bracket is just text.
+            name_key = f'"{fmt.name_field.rsplit(".", 1)[-1]}"' if fmt.name_field else '"'
+            looks_like_call = p.peek(p.space() + p.optional(p.literal("{") + p.space()) + name_key)
+            items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + looks_like_call))
+            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare)))
     body = p.zero_or_more(p.choice(*items))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):

@@ -57,8 +57,15 @@ def map_raw(
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     warnings: list[ParseWarning] = []
+    after_call = False
     for node in result.nodes:
         tag = node.tag
+        if tag == tags.UNPARSED:
+            after_call = False  # it carries its own warning
+        if after_call and tag == tags.CONTENT and node.text.strip(WHITESPACE):
+            where = max(node.start - offset, 0)
+            warnings.append(ParseWarning(where, "text after the tool calls was kept as content"))
+            after_call = False  # one warning per stretch
         if tag == tags.CONTENT:
             content.append(node.text)
         elif tag == tags.REASONING:
@@ -70,6 +77,7 @@ def map_raw(
             call = _tool_call(node, id_position, convert_args)
             if call is not None:
                 calls.append(call)
+                after_call = True
     # Whitespace around the answer and the reasoning is template formatting (the newline before </think>, before a
     # tool call): trimmed. While streaming, trailing whitespace is thereby held back until text follows it.
     raw_content, raw_reasoning = "".join(content), "".join(reasoning)

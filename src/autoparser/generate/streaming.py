@@ -11,12 +11,13 @@ mapper, so a 20 KB output streamed one character per feed costs O(n), not O(n²)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
 from dataclasses import dataclass
 
-from ..message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta, new_call_id
+from ..message import ChatMessage, MessageDelta, ParseWarning, ToolCall, ToolCallDelta, new_call_id
 from ..peg import AstNode, ParseResult
 from . import tags
 from .assemble import GeneratedParser
@@ -33,7 +34,21 @@ _QUOTE_OR_ESCAPE = re.compile(r'\\.|"', re.DOTALL)
 
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
-    return _parse(generated, generated.prefill + text, partial)[0]
+    message = _parse(generated, generated.prefill + text, partial)[0]
+    if partial:
+        return message
+    return _request_warnings(generated, message, len(text))
+
+
+def _request_warnings(generated: GeneratedParser, message: ChatMessage, end: int) -> ChatMessage:
+    """Warnings about the request's constraints (the parser is lenient about them)."""
+    request = generated.request
+    extra: list[ParseWarning] = []
+    if request.tool_choice == "required" and request.tools and not message.tool_calls:
+        extra.append(ParseWarning(end, "tool_choice is 'required' but the output has no tool call"))
+    if not extra:
+        return message
+    return dataclasses.replace(message, warnings=(*message.warnings, *extra))
 
 
 def _parse(generated: GeneratedParser, full: str, partial: bool) -> tuple[ChatMessage, str, str, ParseResult]:
@@ -155,7 +170,7 @@ class StreamParser:
                 self._arguments[-1].append(call.arguments)
                 self._ids.append(call_id)
                 call_deltas.append(ToolCallDelta(index, call_id, call.name, call.arguments))
-        warnings = () if partial else message.warnings
+        warnings = () if partial else _request_warnings(self._generated, message, len(full)).warnings
         synced = message.content == self._content.value and message.reasoning_content == self._reasoning.value
         synced = synced and len(message.tool_calls) == len(self._calls)
         if synced and self._calls:

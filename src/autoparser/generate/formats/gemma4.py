@@ -1,0 +1,187 @@
+"""Gemma 4: ``<|channel>thought\\n…<channel|>`` reasoning and ``<|tool_call>call:NAME{…}<tool_call|>`` calls.
+
+The arguments are neither JSON nor tags but the template's own dict syntax: ``{key:<|"|>text<|"|>,n:1,on:true,
+xs:[<|"|>a<|"|>],cfg:{k:<|"|>v<|"|>}}``. Keys are bare words, strings are quoted with the ``<|"|>`` token (their
+text is raw: nothing is escaped), everything else is a bare literal. The parser checks that structure (so a
+malformed call falls back to content instead of producing broken JSON) and tags the whole dict as TOOL_ARGS;
+:func:`args_to_json` turns a complete dict into JSON text. While a call is incomplete its arguments are held back
+(see the mapper), because a bare literal cannot be converted until it has ended.
+
+Reasoning sits in a ``<|channel>thought`` block anywhere in the output (Gemma may think again between calls).
+With thinking off, the generation prompt itself ends with an empty, closed block, so the output never starts
+inside one and no prefill is needed. Stray markup the model emits around its answer (a lone ``<channel|>``,
+``<turn|>``, the ``<|tool_response>`` hand-off after a call) is dropped rather than shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import NoReturn
+
+from ... import peg as p
+from ...analysis.model import TemplateAnalysis
+from .. import tags
+from ..assemble import GeneratedParser
+from ..request import ParseRequest, ToolSpec
+
+__all__ = ["args_to_json", "build"]
+
+CALL_START = "<|tool_call>"
+CALL_PREFIX = "call:"
+CALL_END = "<tool_call|>"
+QUOTE = '<|"|>'
+CHANNEL_START = "<|channel>"
+CHANNEL_END = "<channel|>"
+THOUGHT = "thought"
+TURN_END = "<turn|>"
+RESPONSE_START = "<|tool_response>"
+
+# A bare key or literal: anything up to the next delimiter. ``<`` is excluded so that a bare literal never runs
+# into a quote or the call's end marker (strings must be quoted).
+_BARE_CLASS = "[^,:{}\\[\\]<]"
+
+
+def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
+    """``item* end``: each item is a call, a reasoning block, dropped markup, a failed call start (UNPARSED) or
+    plain content up to the next marker, so every character of the output lands somewhere.
+
+    The markers are fixed by the format; ``analysis`` (whose generic findings do not describe this syntax) is not
+    consulted."""
+    del analysis
+    use_tools = request.tools_enabled
+    extract = request.reasoning_format != "none"
+    items: list[p.Parser] = []
+    stops = [TURN_END, RESPONSE_START]
+    if use_tools:
+        # Whitespace after a call is formatting between calls, not content.
+        items.append(p.tag(tags.TOOL, _call(request.tools)) + p.space())
+        items.append(p.tag(tags.UNPARSED, p.literal(CALL_START)))
+        stops.append(CALL_START)
+    if extract:
+        items.append(_reasoning_block(use_tools))
+        items.append(p.literal(CHANNEL_END))  # a block closed twice, or closed without being opened
+        stops += [CHANNEL_START, CHANNEL_END]
+    # End-of-turn and tool hand-off tokens are markup wherever they show up (with reasoning_format "none" too).
+    items += [p.literal(TURN_END), p.literal(RESPONSE_START)]
+    stops.sort(key=len, reverse=True)
+    items.append(p.negate(p.end()) + p.tag(tags.CONTENT, p.until_one_of(stops)))
+    parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
+    return GeneratedParser(
+        parser,
+        "",
+        (CALL_START,) if use_tools else (),
+        request,
+        "none",  # Gemma's calls carry no ids
+        args_to_json if use_tools else None,
+    )
+
+
+def _reasoning_block(use_tools: bool) -> p.Parser:
+    """``<|channel>thought\\n TEXT <channel|>``. A repeated opening token is skipped; an unclosed block runs to the
+    end of the output, or to a tool call when tools are on (a call is never swallowed by reasoning)."""
+    opening = p.literal(CHANNEL_START) + p.zero_or_more(p.space() + CHANNEL_START)
+    channel = p.optional(p.literal(THOUGHT) + p.optional("\n"))
+    ends = [CHANNEL_END, CALL_START] if use_tools else [CHANNEL_END]
+    # Whitespace after the block separates it from the answer, as the generic flex() markers allow.
+    closed = p.literal(CHANNEL_END) + p.space()
+    closing = [closed, p.peek(CALL_START)] if use_tools else [closed]
+    # The text starts only once something follows the opening: at the end of partial input the repetition and the
+    # optional channel name above are undecided, so an (empty) reasoning node there could be taken back.
+    text = p.choice(p.negate(p.end()) + p.tag(tags.REASONING, p.until_one_of(ends)), p.eps())
+    return opening + channel + text + p.choice(*closing, p.end())
+
+
+def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
+    """One call (untagged). The name is atomic and must be followed by ``{``, so a prefix of a longer name is not
+    reported; the call's end marker (or the end of a complete output) makes the call complete."""
+    by_length = sorted(tools, key=lambda t: -len(t.name))
+    names = p.choice(*(p.literal(t.name) + p.peek(p.space() + "{") for t in by_length))
+    head = p.literal(CALL_START) + p.space() + p.atomic(p.literal(CALL_PREFIX) + p.tag(tags.TOOL_NAME, names))
+    args = p.tag(tags.TOOL_ARGS, _dict_grammar())
+    return head + p.space() + args + p.space() + p.choice(p.literal(CALL_END), p.end())
+
+
+def _dict_grammar() -> p.Parser:
+    """The argument dict. Keys and strings may also be JSON-quoted (models drift towards JSON); a bare literal is
+    converted to JSON if it is one, else to a string."""
+    string = p.choice(p.literal(QUOTE) + p.until(QUOTE) + QUOTE, p.json_string())
+    bare = p.chars(_BARE_CLASS)
+    sep = p.space() + "," + p.space()
+    # Rules are found by walking the parser from its root, and ref() is not followed: the object contains the
+    # value rule, which contains the array rule; the back edges are refs.
+    item = p.ref("gemma4-value")
+    array = p.rule("gemma4-array", "[" + p.space() + p.optional(item + p.zero_or_more(sep + item)) + p.space() + "]")
+    value = p.rule("gemma4-value", p.choice(string, p.ref("gemma4-object"), array, bare))
+    member = p.choice(string, bare) + p.space() + ":" + p.space() + value
+    members = p.optional(member + p.zero_or_more(sep + member))
+    return p.rule("gemma4-object", "{" + p.space() + members + p.space() + "}")
+
+
+_TOKEN = re.compile(
+    r"""<\|"\|>(?P<quoted>.*?)<\|"\|>
+      | (?P<json>"(?:[^"\\]|\\.)*")
+      | (?P<punct>[{}\[\]:,])
+      | (?P<space>[ \t\n\r\v\f]+)
+      | (?P<bare>[^,:{}\[\]<]+)""",
+    re.DOTALL | re.VERBOSE,
+)
+_SPACE = " \t\n\r\v\f"  # what p.space() skips (not Unicode whitespace: that is part of a bare literal)
+_PUNCT = {"{": "{", "}": "}", "[": "[", "]": "]", ":": ": ", ",": ", "}
+_PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}  # the template renders None as `None`
+
+
+def args_to_json(text: str) -> str:
+    """A complete Gemma argument dict as JSON text (key order and number spelling kept).
+
+    ``text`` is what the call grammar accepted; anything else raises ValueError. Every string token (quoted or
+    bare) is a key when the next token is ``:``; a bare literal stays as written if it is a JSON scalar."""
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    for match in _TOKEN.finditer(text):
+        if match.start() != pos:
+            break
+        pos = match.end()
+        kind = match.lastgroup or ""
+        if kind != "space":
+            tokens.append((kind, match.group(kind)))
+    if pos != len(text):
+        raise ValueError(f"not a Gemma argument dict at position {pos}: {text!r}")
+    pieces: list[str] = []
+    for index, (kind, value) in enumerate(tokens):
+        if kind == "punct":
+            pieces.append(_PUNCT[value])
+            continue
+        is_key = index + 1 < len(tokens) and tokens[index + 1] == ("punct", ":")
+        pieces.append(_scalar(kind, value, is_key))
+    result = "".join(pieces)
+    json.loads(result)  # the grammar guarantees this; fail loudly rather than hand out broken JSON
+    return result
+
+
+def _scalar(kind: str, value: str, is_key: bool) -> str:
+    """One key or leaf value as JSON text."""
+    if kind == "quoted":
+        return json.dumps(value, ensure_ascii=False)
+    if kind == "json":
+        try:
+            return json.dumps(json.loads(value, strict=False), ensure_ascii=False)
+        except ValueError:  # e.g. a bad escape: keep the text as written
+            return json.dumps(value, ensure_ascii=False)
+    bare = value.strip(_SPACE)
+    if is_key:
+        return json.dumps(bare, ensure_ascii=False)
+    if bare in _PYTHON_LITERALS:
+        return _PYTHON_LITERALS[bare]
+    try:
+        parsed = json.loads(bare, parse_constant=_reject)
+    except ValueError:
+        return json.dumps(bare, ensure_ascii=False)
+    if isinstance(parsed, str):
+        return json.dumps(parsed, ensure_ascii=False)
+    return bare
+
+
+def _reject(name: str) -> NoReturn:
+    """NaN and Infinity are not JSON: keep them as strings."""
+    raise ValueError(name)
