@@ -78,6 +78,9 @@ def map_raw(
             if call is not None:
                 calls.append(call)
                 after_call = True
+            elif not node.is_partial:  # a complete call without a usable name: never drop its text
+                content.append(node.text)
+                warnings.append(ParseWarning(max(node.start - offset, 0), "a tool call without a known name"))
     # Whitespace around the answer and the reasoning is template formatting (the newline before </think>, before a
     # tool call): trimmed. While streaming, trailing whitespace is thereby held back until text follows it.
     raw_content, raw_reasoning = "".join(content), "".join(reasoning)

@@ -45,7 +45,9 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
             known.append(_key(leaf(field)) + p.tag(tags.TOOL_ID, p.json()))
-    other = p.json_string() + p.space() + ":" + p.space() + p.json()
+    # Members the layout does not use are skipped, but never the name member: an unknown tool must fail the call.
+    name_key = p.literal(f'"{leaf(fmt.name_field)}"') if fmt.name_field else p.negate(p.eps())
+    other = p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json()
     inner = p.choice(*known, other)
     nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
     if nested_key:

@@ -1,0 +1,136 @@
+"""Bad output loses nothing: for every tool-calling template, malformed outputs keep every piece of text.
+
+The model's own call syntax is obtained from the template itself (render a conversation ending in a tool call,
+minus the prompt and the end-of-turn text). Then four kinds of damage: text after the call, a call cut off, a
+call to a tool the request does not offer, and broken argument syntax. Each parse must keep every payload word
+in content, reasoning or arguments, must not raise, and must carry a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.analysis.model import ToolFormatMode
+
+USER = [{"role": "user", "content": "What is the weather?"}]
+PAYLOAD = "Zanzibar"
+
+
+def _tool(name: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    return {"type": "function", "function": {"name": name, "description": "Weather lookup", "parameters": schema}}
+
+
+def _call_text(tmpl: ChatTemplate, name: str) -> str | None:
+    """What the model writes for a call of ``name`` with city=PAYLOAD, per the template (None if unknown)."""
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": f'{{"city": "{PAYLOAD}"}}'}}
+    tools = [_tool(name)]
+    try:
+        prompt = tmpl.apply(USER, tools=tools).prompt
+        full = tmpl.apply(
+            [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}],
+            tools=tools,
+            add_generation_prompt=False,
+        ).prompt
+        plain = tmpl.apply(
+            [*USER, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
+        ).prompt
+    except Exception:  # noqa: BLE001 - templates that cannot render tool history are skipped below
+        return None
+    if not full.startswith(prompt) or "END_MARK" not in plain:
+        return None
+    text = full[len(prompt) :]
+    end_of_turn = plain[plain.index("END_MARK") + len("END_MARK") :]
+    if end_of_turn.strip() and text.endswith(end_of_turn):
+        text = text[: -len(end_of_turn)]
+    # Stop tokens end generation and are not part of the output a parser sees.
+    after = text.rfind(PAYLOAD)
+    cuts = [text.find(token, after) for token in END_TOKENS]
+    cuts = [c for c in cuts if c >= 0]
+    if cuts:
+        text = text[: min(cuts)]
+    return text if PAYLOAD in text and name in text else None
+
+
+END_TOKENS = ("<|eom_id|>", "<|eot_id|>", "<|END_OF_TURN_TOKEN|>", "<|im_end|>", "<｜end▁of▁sentence｜>", "</s>")
+
+
+def _tool_templates() -> list[str]:
+    names = []
+    for name in bundled_templates():
+        analysis = ChatTemplate.load(name).analysis
+        if analysis.tools.format.mode is not ToolFormatMode.NONE or analysis.format != "generic":
+            names.append(name)
+    return names
+
+
+CASES = []
+for _name in _tool_templates():
+    _tmpl = ChatTemplate.load(_name)
+    _text = _call_text(_tmpl, "get_weather")
+    if _text is not None:
+        CASES.append(pytest.param(_name, _text, id=_name))
+
+
+def _chat(name: str) -> ChatParams:
+    return ChatTemplate.load(name).apply(USER, tools=[_tool("get_weather")], reasoning_format="auto")
+
+
+def _kept(message: Any) -> str:
+    return " ".join([message.content, message.reasoning_content, *(c.name + c.arguments for c in message.tool_calls)])
+
+
+def test_enough_templates_are_covered() -> None:
+    assert len(CASES) >= 25
+
+
+@pytest.mark.parametrize(("name", "call"), CASES)
+def test_well_formed_call_parses(name: str, call: str) -> None:
+    message = _chat(name).parse(call)
+    assert [c.name for c in message.tool_calls] == ["get_weather"], message
+    assert PAYLOAD in message.tool_calls[0].arguments
+    assert not message.warnings, message.warnings
+
+
+@pytest.mark.parametrize(("name", "call"), CASES)
+def test_text_after_the_call_is_content_with_a_warning(name: str, call: str) -> None:
+    message = _chat(name).parse(call + "\nAnd one more thing: Timbuktu.")
+    assert "Timbuktu" in message.content
+    assert PAYLOAD in _kept(message)
+    assert message.warnings
+
+
+@pytest.mark.parametrize(("name", "call"), CASES)
+def test_truncated_call_keeps_its_text(name: str, call: str) -> None:
+    cut = call[: call.index(PAYLOAD) + len(PAYLOAD)]
+    message = _chat(name).parse(cut)
+    assert PAYLOAD in _kept(message)
+    assert message.warnings or message.tool_calls, message  # a call cut after its value may still be whole
+
+
+@pytest.mark.parametrize(("name", "call"), CASES)
+def test_unknown_tool_becomes_content_with_a_warning(name: str, call: str) -> None:
+    tmpl = ChatTemplate.load(name)
+    other = _call_text(tmpl, "launch_rocket")
+    if other is None:
+        pytest.skip("the template does not render a call to another tool")  # pragma: no cover
+    message = _chat(name).parse(other)
+    assert not message.tool_calls
+    assert "launch_rocket" in message.content and PAYLOAD in message.content
+    assert message.warnings
+
+
+@pytest.mark.parametrize(("name", "call"), CASES)
+def test_broken_argument_syntax_keeps_the_text(name: str, call: str) -> None:
+    # Damage the syntax right after the value: JSON loses its closing quote, tagged values their end marker.
+    broken = re.sub(re.escape(PAYLOAD) + r'"', PAYLOAD + "}}{", call, count=1)
+    if broken == call:
+        broken = call.replace(PAYLOAD, PAYLOAD + "<<<", 1)
+        broken = re.sub(r"</[a-z_:｜A-Z]*param[a-z_]*>", "</broken>", broken) if broken != call else broken
+    message = _chat(name).parse(broken)
+    assert PAYLOAD in _kept(message)
+    assert message.warnings or message.tool_calls
