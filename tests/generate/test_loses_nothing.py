@@ -39,7 +39,7 @@ def _call_text(tmpl: ChatTemplate, name: str) -> str | None:
         plain = tmpl.apply(
             [*USER, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
         ).prompt
-    except Exception:  # noqa: BLE001 - templates that cannot render tool history are skipped below
+    except Exception:  # templates that cannot render tool history are left out
         return None
     if not full.startswith(prompt) or "END_MARK" not in plain:
         return None
