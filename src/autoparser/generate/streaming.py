@@ -27,6 +27,7 @@ __all__ = ["StreamParser", "parse_output"]
 
 # Inside a JSON string: an escape (complete), a quote (ends the string), or a backslash cut off at the end.
 _JSON_STRING_EVENT = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{0,4})?|"')
+_HOLD = "hold"  # an open element whose text the message does not show yet
 _encode_string = json.encoder.encode_basestring  # what json.dumps(s, ensure_ascii=False) does for a str
 _SPACE_CHARS = frozenset(" \t\r\n")
 _QUOTE_OR_ESCAPE = re.compile(r'\\.|"', re.DOTALL)
@@ -203,6 +204,13 @@ class StreamParser:
                 index = len(self._calls) - 1
                 return _OpenLeaf(tags.TOOL_ARG_STRING, delimiters, _stops(delimiters), withheld, tail, True, index)
             return None
+        if node.tag == tags.TOOL_ARGS and self._generated.convert_args is not None and result.open_until is not None:
+            # Arguments in a non-JSON syntax are shown only when complete: text that stays inside an open until()
+            # within them changes nothing, so it needs no parse.
+            start, delimiters = result.open_until
+            if delimiters and node.start <= start < node.end:
+                return _OpenLeaf(_HOLD, delimiters, _stops(delimiters), withheld, "", True)
+            return None
         if node.tag == tags.TOOL_ARGS and self._generated.convert_args is None and self._calls and not withheld:
             raw = node.text
             quotes = sum(1 for m in _QUOTE_OR_ESCAPE.finditer(raw) if m.group() == '"')
@@ -236,7 +244,7 @@ class StreamParser:
                 return None
             keep = _delimiter_prefix_len(region, leaf.delimiters)
             consumed, leaf.withheld = region[: len(region) - keep], region[len(region) - keep :]
-        if not consumed:
+        if not consumed or leaf.kind == _HOLD:
             return []
         if consumed[-1] in _SPACE_CHARS:
             core = consumed.rstrip(WHITESPACE)
