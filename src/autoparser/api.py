@@ -13,6 +13,7 @@ from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
 from .errors import TemplateError
 from .generate.assemble import build_parser
+from .generate.grammar import build_grammar
 from .generate.request import ParseRequest, normalize_tools
 from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
@@ -90,7 +91,20 @@ class ChatTemplate(JinjaChatTemplate):
             json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
         )
         analysis = self.analysis
-        return ChatParams(prompt, generation_prompt, analysis.format, build_parser(analysis, request))
+        grammar = build_grammar(analysis, request)
+        reasoning = analysis.reasoning
+        return ChatParams(
+            prompt,
+            generation_prompt,
+            analysis.format,
+            build_parser(analysis, request),
+            grammar=grammar.gbnf,
+            grammar_lazy=grammar.lazy,
+            grammar_triggers=grammar.triggers,
+            preserved_tokens=analysis.preserved_tokens,
+            thinking_start_tag=reasoning.start.strip() if reasoning.enabled else "",
+            thinking_end_tag=reasoning.end.strip() if reasoning.enabled else "",
+        )
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:
         """Variables serving stacks pass besides the messages: today's date, and FireFunction's ``functions``."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .errors import ParseError
 from .generate.assemble import GeneratedParser
+from .generate.grammar import Trigger
 from .generate.streaming import StreamParser, parse_output
 from .message import ChatMessage
 
@@ -14,16 +15,26 @@ __all__ = ["ChatParams"]
 
 @dataclass(frozen=True)
 class ChatParams:
-    """The rendered prompt plus the parser for the model's reply to it.
+    """The rendered prompt plus the parser (and grammar) for the model's reply to it.
 
     ``prompt`` ends with ``generation_prompt`` (what the template appended for the assistant's turn). Parse the
     model's output — only the output, not the prompt — with :meth:`parse`, or stream it with :meth:`stream`.
+
+    For constrained decoding: ``grammar`` (GBNF, or None), ``grammar_lazy`` (apply it only once one of
+    ``grammar_triggers`` fires), ``preserved_tokens`` (markers the tokenizer must keep whole) and the reasoning
+    markers ``thinking_start_tag``/``thinking_end_tag`` (triggers inside a reasoning block must not fire).
     """
 
     prompt: str
     generation_prompt: str
     format: str
     _generated: GeneratedParser = field(repr=False)
+    grammar: str | None = None
+    grammar_lazy: bool = False
+    grammar_triggers: tuple[Trigger, ...] = ()
+    preserved_tokens: tuple[str, ...] = ()
+    thinking_start_tag: str = ""
+    thinking_end_tag: str = ""
 
     def parse(self, text: str, partial: bool = False, *, strict: bool = False) -> ChatMessage:
         """The message in ``text``. Never raises on model output unless ``strict``: what does not parse as

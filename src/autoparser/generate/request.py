@@ -44,7 +44,7 @@ def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> tuple[ToolSpec
         parameters = function.get("parameters") or {}
         if isinstance(parameters, str):
             parameters = json.loads(parameters)
-        specs.append(ToolSpec(function["name"], json.dumps(parameters, sort_keys=True)))
+        specs.append(ToolSpec(function["name"], json.dumps(parameters)))  # key order matters (property order)
     return tuple(specs)
 
 

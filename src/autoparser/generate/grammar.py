@@ -1,0 +1,215 @@
+"""Grammars for constrained decoding (GBNF), with the lazy triggers that switch them on.
+
+The parsers in this package are lenient: anything they cannot read as structure becomes content. A grammar has the
+opposite job: it describes only what the model is *supposed* to write, so a sampler can keep a tool call well formed
+and valid under the tool's parameter schema. It is therefore built separately, from the same analysis:
+
+* tools with ``tool_choice="auto"``: a **lazy** grammar whose root is the tool-call section, switched on by a
+  trigger (the section or per-call start marker; a pattern on the JSON call's start for formats without markers);
+* ``tool_choice="required"``: a grammar over the whole output (reasoning first where the template has it);
+* ``json_schema``: a grammar for the JSON answer;
+* otherwise no grammar.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+
+from .. import peg as p
+from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
+from .markers import core
+from .reasoning import prefill
+from .request import ParseRequest, ToolSpec
+from .schema_types import accepts_string
+
+__all__ = ["GrammarSpec", "Trigger", "build_grammar"]
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """What switches a lazy grammar on: ``word`` (literal text), ``pattern`` (regex search), ``pattern_full``
+    (regex matching the whole output so far) or ``token``."""
+
+    type: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrammarSpec:
+    gbnf: str | None = None
+    lazy: bool = False
+    triggers: tuple[Trigger, ...] = ()
+
+
+def _marker(marker: str) -> p.Parser:
+    """A marker as the model should write it: its core, with optional whitespace around."""
+    text = core(marker)
+    return p.space() + p.literal(text) + p.space() if text else p.space()
+
+
+def _tight(marker: str) -> p.Parser:
+    text = core(marker)
+    return p.literal(text) if text else p.eps()
+
+
+def _rule_safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-") or "tool"
+
+
+def _arguments_schema(tool: ToolSpec) -> dict[str, object]:
+    schema = tool.parameters
+    return schema if schema else {"type": "object"}
+
+
+def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+    fmt = analysis.tools.format
+    sep = p.space() + "," + p.space()
+    args = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
+    if fmt.fun_name_is_key:
+        return "{" + p.space() + p.literal(f'"{tool.name}"') + p.space() + ":" + p.space() + args + p.space() + "}"
+    leaf = lambda field: field.rsplit(".", 1)[-1]  # noqa: E731 - tiny local helper
+    members: dict[str, p.Parser] = {}
+    if fmt.name_field:
+        key = p.literal(f'"{leaf(fmt.name_field)}"')
+        members[fmt.name_field] = key + p.space() + ":" + p.space() + f'"{tool.name}"'
+    if fmt.args_field:
+        members[fmt.args_field] = p.literal(f'"{leaf(fmt.args_field)}"') + p.space() + ":" + p.space() + args
+    for field in (fmt.id_field, fmt.gen_id_field):
+        if field:
+            members[field] = p.literal(f'"{leaf(field)}"') + p.space() + ":" + p.space() + p.json_string()
+    order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
+    body = members[order[0]]
+    for field in order[1:]:
+        body = body + sep + members[field]
+    return "{" + p.space() + body + p.space() + "}"
+
+
+def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Parser:
+    args = analysis.tools.arguments
+    schema = tool.property_schema(name) or {}
+    rule = f"{_rule_safe(tool.name)}-{_rule_safe(name)}"
+    # Templates put a line break around values (``>\nVALUE\n</parameter>``); the value itself is constrained.
+    pad = p.optional(p.choice("\r\n", "\n"))
+    if accepts_string(schema):
+        constrained = p.schema(p.until(core(args.value_suffix)), rule, schema, raw=True)
+        return p.choice(pad + constrained + pad, constrained) if schema else constrained
+    return p.space() + p.schema(p.json(), rule, schema) + p.space()
+
+
+def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+    args = analysis.tools.arguments
+    props = tool.parameters.get("properties") or {}
+    required = [r for r in tool.parameters.get("required") or [] if r in props]
+
+    def one(name: str) -> p.Parser:
+        head = _marker(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
+        if core(args.value_prefix):
+            head = head + p.space() + _tight(args.value_prefix)
+        return head + _tagged_value(analysis, tool, name) + _marker(args.value_suffix)
+
+    parts = [one(name) for name in required]
+    optional = [one(name) for name in props if name not in required]
+    body = p.sequence(*parts) if parts else p.eps()
+    if optional:
+        body = body + p.zero_or_more(p.choice(*optional))
+    return body
+
+
+def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+    tools = analysis.tools
+    fn = tools.function
+    head = _marker(fn.name_prefix) + p.literal(tool.name) + _marker(fn.name_suffix)
+    cid = tools.call_id
+    if cid.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(cid.prefix):
+        head = head + p.optional(_marker(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + _marker(cid.suffix)
+    if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
+        body = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
+    else:
+        body = _tagged_arguments(analysis, tool)
+    return head + body + _marker(fn.close)
+
+
+def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
+    fmt = analysis.tools.format
+    if fmt.mode is ToolFormatMode.JSON_NATIVE:
+        calls = [p.rule(f"tool-{_rule_safe(t.name)}", _json_call(analysis, t)) for t in request.tools]
+    else:
+        calls = [p.rule(f"tool-{_rule_safe(t.name)}", _tag_call(analysis, t)) for t in request.tools]
+    call = p.choice(*calls)
+    if core(fmt.per_call_start):
+        call = _marker(fmt.per_call_start) + call + _marker(fmt.per_call_end)
+    sep = p.space() if core(fmt.per_call_start) or fmt.mode is not ToolFormatMode.JSON_NATIVE else p.space() + ","
+    many = call + p.zero_or_more(sep + p.space() + call) if request.parallel_tool_calls else call
+    if fmt.tools_array_wrapped:
+        many = "[" + p.space() + many + p.space() + "]"
+    if core(fmt.section_start):
+        many = _marker(fmt.section_start) + many + _marker(fmt.section_end)
+    return many
+
+
+def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigger, ...]:
+    fmt = analysis.tools.format
+    start = core(fmt.section_start) or core(fmt.per_call_start)
+    if start:
+        return (Trigger("word", start),)
+    # No marker (Llama 3.x writes bare JSON): fire on the start of a call object naming one of the tools.
+    names = "|".join(re.escape(t.name) for t in request.tools)
+    key = re.escape(fmt.name_field.rsplit(".", 1)[-1]) if fmt.name_field else ""
+    opener = r"\[\s*" if fmt.tools_array_wrapped else ""
+    if fmt.fun_name_is_key or not key:
+        return (Trigger("pattern", rf'({opener}\{{\s*"(?:{names})"\s*:)'),)
+    return (Trigger("pattern", rf'({opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
+
+
+def _reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
+    """An optional reasoning block before the constrained part (whole-output grammars)."""
+    reasoning = analysis.reasoning
+    if reasoning.mode is ReasoningMode.NONE or not core(reasoning.end):
+        return p.eps()
+    body = p.until(core(reasoning.end)) + p.literal(core(reasoning.end)) + p.space()
+    if core(reasoning.start):
+        body = p.literal(core(reasoning.start)) + body
+    return p.optional(p.space() + body)
+
+
+@functools.lru_cache(maxsize=256)
+def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
+    """The grammar and triggers for ``request`` (cached). Dedicated formats have no grammar yet."""
+    if analysis.format != "generic":
+        return GrammarSpec()
+    fmt = analysis.tools.format
+    has_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
+    if request.json_schema is not None:
+        value = p.schema(p.json(), "response", json.loads(request.json_schema))
+        answer = p.choice(p.literal("```json") + p.space() + value + p.space() + "```", value)
+        body = _whole_output(analysis, request) + p.space() + answer + p.space()
+        return GrammarSpec(p.to_gbnf(body), lazy=False)
+    if not has_tools:
+        return GrammarSpec()
+    section = _tool_section(analysis, request)
+    if core(analysis.content.end) and analysis.content.mode.value != "PLAIN":
+        section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
+    if request.tool_choice == "required":
+        words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
+        content = p.optional(p.until_one_of(words))
+        body = _whole_output(analysis, request) + content + section + p.space()
+        return GrammarSpec(p.to_gbnf(body), lazy=False)
+    root = p.trigger_rule("tool-call", section + p.space())
+    return GrammarSpec(p.to_gbnf(root, lazy=True), lazy=True, triggers=_triggers(analysis, request))
+
+
+def _whole_output(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
+    """The generation prompt (a sampler pre-feeds it to whole-output grammars), then optional reasoning."""
+    gp = request.generation_prompt
+    tail = prefill(gp, analysis.reasoning)
+    head = p.literal(gp[: len(gp) - len(tail)]) if gp[: len(gp) - len(tail)] else p.eps()
+    if tail:
+        # The prompt opened the reasoning block (or opened and closed it): the grammar continues from there.
+        end = core(analysis.reasoning.end)
+        if not end or end in tail:
+            return head + p.literal(tail) + p.space()
+        return head + p.literal(tail) + p.until(end) + p.literal(end) + p.space()
+    return head + _reasoning(analysis, request)
