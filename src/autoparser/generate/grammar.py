@@ -194,7 +194,7 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
         section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
     if request.tool_choice == "required":
         words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
-        content = p.optional(p.until_one_of(words))
+        content = p.until_one_of(words)  # may be empty (an optional star confuses llguidance)
         body = _whole_output(analysis, request) + content + section + p.space()
         return GrammarSpec(p.to_gbnf(body), lazy=False)
     root = p.trigger_rule("tool-call", section + p.space())
