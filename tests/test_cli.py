@@ -157,3 +157,15 @@ def test_parse_reads_stdin_and_reports_bad_tools(
     bad.write_text('{"not": "a list"}', encoding="utf-8")
     assert cli.main(["parse", "Qwen3-Coder", "--tools", str(bad)]) == 1
     assert "list" in capsys.readouterr().err
+
+
+def test_grammar_command_prints_grammar_and_triggers(capsys: pytest.CaptureFixture[str]) -> None:
+    tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
+    assert cli.main(["grammar", "Qwen3-Coder", "--tools", tools]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(("root ::=", "integer ::=")) or "root ::=" in out
+    assert '# trigger word: "<tool_call>"' in out and "# preserved tokens:" in out
+    assert cli.main(["grammar", "Qwen3-Coder"]) == 0
+    assert "no grammar" in capsys.readouterr().out
+    assert cli.main(["grammar", "meta-llama-Llama-3.1-8B-Instruct", "--tools", tools]) == 0
+    assert "# trigger pattern:" in capsys.readouterr().out

@@ -18,7 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from . import ChatMessage, ChatTemplate, __version__, bundled_templates
+from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from .errors import AutoparserError
 
@@ -81,6 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
     parse.add_argument("--stream", action="store_true", help="feed the output piece by piece; print one delta per line")
     parse.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per streamed piece (default 4)")
+    grammar = commands.add_parser(
+        "grammar",
+        help="print the constrained-decoding grammar for a request",
+        description="Print the GBNF grammar for a request, then its triggers and the tokens to preserve.",
+    )
+    grammar.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    grammar.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
+    grammar.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
+    grammar.add_argument("--json-schema", metavar="JSON", help="file with a response-format JSON schema")
+    grammar.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
+    grammar.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
+    grammar.add_argument("--format", choices=["gbnf"], default="gbnf", help="grammar dialect (default gbnf)")
     return parser
 
 
@@ -282,6 +294,45 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def format_grammar(chat: ChatParams) -> str:
+    """The grammar, then one line per trigger, the preserved tokens and the thinking tags (as comments)."""
+    if chat.grammar is None:
+        return "# no grammar for this request (no tools, tool_choice none, or a format without a grammar yet)"
+    lines = [chat.grammar.rstrip("\n"), ""]
+    mode = "lazy: applies once a trigger fires" if chat.grammar_lazy else "applies to the whole output"
+    lines.append(f"# {mode}")
+    lines += [f"# trigger {t.type}: {json.dumps(t.value, ensure_ascii=False)}" for t in chat.grammar_triggers]
+    lines.append("# preserved tokens: " + json.dumps(list(chat.preserved_tokens), ensure_ascii=False))
+    if chat.thinking_end_tag:
+        tags = json.dumps([chat.thinking_start_tag, chat.thinking_end_tag], ensure_ascii=False)
+        lines.append(f"# thinking tags (triggers inside do not fire): {tags}")
+    return "\n".join(lines)
+
+
+def _grammar(args: argparse.Namespace) -> int:
+    try:
+        tmpl = _load(args.template)
+    except KeyError:
+        _error(f"no template file or bundled template named {args.template!r} (see `autoparser templates`)")
+        return 2
+    try:
+        tools = _read_json(args.tools, "--tools") if args.tools else None
+        schema = json.loads(Path(args.json_schema).read_text(encoding="utf-8")) if args.json_schema else None
+        chat = tmpl.apply(
+            [{"role": "user", "content": "Hi"}],
+            tools=tools,
+            tool_choice=args.tool_choice,
+            parallel_tool_calls=args.parallel,
+            enable_thinking=not args.no_thinking,
+            json_schema=schema,
+        )
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, AutoparserError) as err:
+        _error(str(err))
+        return 1
+    print(format_grammar(chat), file=sys.stdout)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
@@ -293,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _analyze(args.template, args.json)
     if args.command == "parse":
         return _parse(args)
+    if args.command == "grammar":
+        return _grammar(args)
     parser.print_help(sys.stdout)
     return 0
 
