@@ -62,7 +62,7 @@ class ChatTemplate(JinjaChatTemplate):
         specs = normalize_tools(tools)
         prepared = self._prepare_messages(messages)
         tool_list = list(tools) if tools else None
-        context = {**self._serving_context(tool_list), **(chat_template_kwargs or {})}
+        base = self._serving_context(tool_list)
 
         def render(generation: bool, extra: Mapping[str, Any]) -> str:
             try:
@@ -77,10 +77,12 @@ class ChatTemplate(JinjaChatTemplate):
                     prepared, [], add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
                 )
 
-        base = self._serving_context(tool_list)
         without, with_prompt = render(False, base), render(True, base)
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
-        prompt = render(add_generation_prompt, context)
+        if chat_template_kwargs:
+            prompt = render(add_generation_prompt, {**base, **chat_template_kwargs})
+        else:
+            prompt = with_prompt if add_generation_prompt else without
         request = ParseRequest(
             generation_prompt=generation_prompt if add_generation_prompt else "",
             tools=specs,

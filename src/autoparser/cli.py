@@ -207,12 +207,18 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
     return Group(*spaced)
 
 
-def _load(spec: str) -> ChatTemplate:
-    """A template file if ``spec`` names one, otherwise a bundled template (KeyError when there is none)."""
+def _load(spec: str) -> ChatTemplate | int:
+    """A template file if ``spec`` names one, otherwise a bundled template; on failure, report it and return the
+    exit code (2: no such template, 1: unreadable file)."""
     path = Path(spec)
-    if path.is_file():
-        return ChatTemplate.from_file(path)
-    return ChatTemplate.load(spec)
+    try:
+        return ChatTemplate.from_file(path) if path.is_file() else ChatTemplate.load(spec)
+    except KeyError:
+        _error(f"no template file or bundled template named {spec!r} (see `autoparser templates`)")
+        return 2
+    except (OSError, UnicodeDecodeError) as err:
+        _error(f"cannot read {spec}: {err}")
+        return 1
 
 
 def _error(message: str) -> None:
@@ -220,14 +226,9 @@ def _error(message: str) -> None:
 
 
 def _analyze(spec: str, as_json: bool) -> int:
-    try:
-        tmpl = _load(spec)
-    except KeyError:
-        _error(f"no template file or bundled template named {spec!r} (see `autoparser templates`)")
-        return 2
-    except (OSError, UnicodeDecodeError) as err:
-        _error(f"cannot read {spec}: {err}")
-        return 1
+    tmpl = _load(spec)
+    if isinstance(tmpl, int):
+        return tmpl
     try:
         analysis = tmpl.analysis
     except AutoparserError as err:  # e.g. TemplateError: the template does not compile
@@ -257,11 +258,9 @@ def format_message(message: ChatMessage) -> str:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    try:
-        tmpl = _load(args.template)
-    except KeyError:
-        _error(f"no template file or bundled template named {args.template!r} (see `autoparser templates`)")
-        return 2
+    tmpl = _load(args.template)
+    if isinstance(tmpl, int):
+        return tmpl
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
         tools = _read_json(args.tools, "--tools") if args.tools else None
@@ -310,11 +309,9 @@ def format_grammar(chat: ChatParams) -> str:
 
 
 def _grammar(args: argparse.Namespace) -> int:
-    try:
-        tmpl = _load(args.template)
-    except KeyError:
-        _error(f"no template file or bundled template named {args.template!r} (see `autoparser templates`)")
-        return 2
+    tmpl = _load(args.template)
+    if isinstance(tmpl, int):
+        return tmpl
     try:
         tools = _read_json(args.tools, "--tools") if args.tools else None
         schema = json.loads(Path(args.json_schema).read_text(encoding="utf-8")) if args.json_schema else None

@@ -6,14 +6,14 @@ deciding between raw text and JSON, fallbacks to content, and append-only stream
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
 
-from autoparser import ChatMessage, ChatParams, ChatTemplate
-from autoparser.message import apply_deltas
+from autoparser import ChatParams, ChatTemplate
+
+from .helpers import calls_of, stream_char_by_char
 
 V32 = "deepseek-ai-DeepSeek-V3.2"
 V4 = "deepseek-ai-DeepSeek-V4"
@@ -65,26 +65,6 @@ def invoke(name: str, *params: str) -> str:
 def section(*calls: str, template: str = V32) -> str:
     tag = SECTIONS[template]
     return f"\n\n<{D}{tag}>\n" + "".join(calls) + f"</{D}{tag}>"
-
-
-def calls_of(message: ChatMessage) -> list[tuple[str, Any]]:
-    return [(c.name, json.loads(c.arguments)) for c in message.tool_calls]
-
-
-def stream_char_by_char(params: ChatParams, text: str) -> ChatMessage:
-    """Feed one character at a time; every accumulated message must equal the partial parse of that prefix."""
-    stream = params.stream()
-    deltas = []
-    for i in range(len(text)):
-        deltas += stream.feed(text[i])
-        accumulated = apply_deltas(deltas)
-        current = params.parse(text[: i + 1], partial=True)
-        assert accumulated.content == current.content, text[: i + 1]
-        assert accumulated.reasoning_content == current.reasoning_content, text[: i + 1]
-        got = [(c.name, c.arguments) for c in accumulated.tool_calls]
-        assert got == [(c.name, c.arguments) for c in current.tool_calls], text[: i + 1]
-    deltas += stream.finish()
-    return apply_deltas(deltas)
 
 
 @pytest.mark.parametrize("template", [V32, V4])

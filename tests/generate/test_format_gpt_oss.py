@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
-from autoparser.message import apply_deltas
+
+from .helpers import calls_of, stream_char_by_char
 
 TEMPLATE = "openai-gpt-oss-120b"
 
@@ -63,26 +64,6 @@ def final(text: str) -> str:
 def call(name: str, args: dict[str, Any], *, start: bool = True) -> str:
     head = "<|start|>assistant" if start else ""
     return f"{head}<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{json.dumps(args)}<|call|>"
-
-
-def calls_of(message: ChatMessage) -> list[tuple[str, Any]]:
-    return [(c.name, json.loads(c.arguments)) for c in message.tool_calls]
-
-
-def stream_char_by_char(params: ChatParams, text: str) -> ChatMessage:
-    """Feed one character at a time; every accumulated message must equal the partial parse of that prefix."""
-    stream = params.stream()
-    deltas = []
-    for i, char in enumerate(text):
-        deltas += stream.feed(char)
-        accumulated = apply_deltas(deltas)
-        current = params.parse(text[: i + 1], partial=True)
-        assert accumulated.content == current.content, text[: i + 1]
-        assert accumulated.reasoning_content == current.reasoning_content, text[: i + 1]
-        got = [(c.name, c.arguments) for c in accumulated.tool_calls]
-        assert got == [(c.name, c.arguments) for c in current.tool_calls], text[: i + 1]
-    deltas += stream.finish()
-    return apply_deltas(deltas)
 
 
 def test_format_is_dedicated() -> None:

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from autoparser import ChatMessage, ChatParams, ChatTemplate
+from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.formats.lfm2 import decode_python_escapes, python_kwargs_to_json, python_literal_to_json
-from autoparser.message import apply_deltas
+
+from .helpers import calls_of, stream_char_by_char
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -42,27 +43,6 @@ def chat(fmt: str, **kwargs: Any) -> ChatParams:
 def section(fmt: str, calls: str) -> str:
     """A call list as the model writes it in ``fmt``."""
     return f"<|tool_call_start|>{calls}<|tool_call_end|>" if fmt == "lfm2" else calls
-
-
-def calls_of(message: ChatMessage) -> list[tuple[str, Any]]:
-    return [(call.name, json.loads(call.arguments)) for call in message.tool_calls]
-
-
-def stream_char_by_char(params: ChatParams, text: str) -> ChatMessage:
-    """Accumulated deltas; every intermediate message must equal the partial parse of that prefix."""
-    stream = params.stream()
-    deltas = []
-    for i in range(len(text)):
-        deltas += stream.feed(text[i])
-        streamed = apply_deltas(deltas)
-        parsed = params.parse(text[: i + 1], partial=True)
-        assert streamed.content == parsed.content, text[: i + 1]
-        assert streamed.reasoning_content == parsed.reasoning_content, text[: i + 1]
-        assert [(c.name, c.arguments) for c in streamed.tool_calls] == [
-            (c.name, c.arguments) for c in parsed.tool_calls
-        ], text[: i + 1]
-    deltas += stream.finish()
-    return apply_deltas(deltas)
 
 
 @pytest.fixture(params=sorted(TEMPLATES))

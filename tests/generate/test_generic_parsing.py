@@ -56,7 +56,7 @@ def test_whitespace_around_markers_is_tolerated(output: str) -> None:
 def test_several_calls_in_one_section_and_in_repeated_sections() -> None:
     chat = ChatTemplate.load("deepseek-ai-DeepSeek-V3.1").apply(USER, tools=TOOLS, parallel_tool_calls=True)
     one = '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "A"}<｜tool▁call▁end｜>'
-    two = '<｜tool▁call▁begin｜>get_weather_now<｜tool▁sep｜>{}<｜tool▁call▁end｜>'
+    two = "<｜tool▁call▁begin｜>get_weather_now<｜tool▁sep｜>{}<｜tool▁call▁end｜>"
     together = chat.parse(f"<｜tool▁calls▁begin｜>{one}{two}<｜tool▁calls▁end｜>")
     begin, end = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
     apart = chat.parse(f"{begin}{one}{end}{begin}{two}{end}")
@@ -123,8 +123,8 @@ def test_json_schema_answer_in_a_fence() -> None:
 def test_any_chunking_gives_the_parse_result(seed: int) -> None:
     chat = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=TOOLS, reasoning_format="auto", parallel_tool_calls=True)
     text = (
-        "Let me <think about> it: a < b and \"quotes\" \\ too.\n</think>\n\nChecking <b>both</b>.\n"
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSan <Francisco> \"CA\"\n</parameter>\n"
+        'Let me <think about> it: a < b and "quotes" \\ too.\n</think>\n\nChecking <b>both</b>.\n'
+        '<tool_call>\n<function=get_weather>\n<parameter=city>\nSan <Francisco> "CA"\n</parameter>\n'
         "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n"
         "<tool_call>\n<function=get_weather_now>\n</function>\n</tool_call>"
     )

@@ -7,7 +7,6 @@ unbalanced JSON must be rejected — checked with llguidance and with the strict
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -18,6 +17,7 @@ from autoparser.analysis.model import ToolFormatMode
 
 from ..support import llg
 from ..support.gbnf_recognizer import accepts
+from .helpers import rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
 SCHEMA = {
@@ -26,37 +26,10 @@ SCHEMA = {
     "required": ["city", "days"],
 }
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": SCHEMA}}]
-END_TOKENS = (
-    "<|eom_id|>",
-    "<|eot_id|>",
-    "<|END_OF_TURN_TOKEN|>",
-    "<|im_end|>",
-    "<｜end▁of▁sentence｜>",
-    "</s>",
-    "<seed:eos>",
-    "<|message_sep|>",
-    "<sep>",
-    "<|end|>",
-)  # stop tokens: they end generation and are not part of the output
 
 
 def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> str | None:
-    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-    try:
-        prompt = tmpl.apply(USER, tools=TOOLS).prompt
-        full = tmpl.apply(
-            [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}],
-            tools=TOOLS,
-            add_generation_prompt=False,
-        ).prompt
-    except Exception:  # templates that cannot render tool history are left out
-        return None
-    if not full.startswith(prompt):
-        return None
-    text = full[len(prompt) :]
-    after = max(text.rfind(str(v)) for v in arguments.values()) if arguments else 0
-    cuts = [c for c in (text.find(t, max(after, 0)) for t in END_TOKENS) if c >= 0]
-    return text[: min(cuts)] if cuts else text
+    return rendered_call(tmpl, USER, TOOLS, name, arguments)
 
 
 def _templates() -> list[Any]:

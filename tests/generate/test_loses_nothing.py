@@ -16,6 +16,8 @@ import pytest
 from autoparser import ChatParams, ChatTemplate, bundled_templates
 from autoparser.analysis.model import ToolFormatMode
 
+from .helpers import rendered_call
+
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"
 
@@ -27,36 +29,7 @@ def _tool(name: str) -> dict[str, Any]:
 
 def _call_text(tmpl: ChatTemplate, name: str) -> str | None:
     """What the model writes for a call of ``name`` with city=PAYLOAD, per the template (None if unknown)."""
-    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": f'{{"city": "{PAYLOAD}"}}'}}
-    tools = [_tool(name)]
-    try:
-        prompt = tmpl.apply(USER, tools=tools).prompt
-        full = tmpl.apply(
-            [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}],
-            tools=tools,
-            add_generation_prompt=False,
-        ).prompt
-        plain = tmpl.apply(
-            [*USER, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
-        ).prompt
-    except Exception:  # templates that cannot render tool history are left out
-        return None
-    if not full.startswith(prompt) or "END_MARK" not in plain:
-        return None
-    text = full[len(prompt) :]
-    end_of_turn = plain[plain.index("END_MARK") + len("END_MARK") :]
-    if end_of_turn.strip() and text.endswith(end_of_turn):
-        text = text[: -len(end_of_turn)]
-    # Stop tokens end generation and are not part of the output a parser sees.
-    after = text.rfind(PAYLOAD)
-    cuts = [text.find(token, after) for token in END_TOKENS]
-    cuts = [c for c in cuts if c >= 0]
-    if cuts:
-        text = text[: min(cuts)]
-    return text if PAYLOAD in text and name in text else None
-
-
-END_TOKENS = ("<|eom_id|>", "<|eot_id|>", "<|END_OF_TURN_TOKEN|>", "<|im_end|>", "<｜end▁of▁sentence｜>", "</s>")
+    return rendered_call(tmpl, USER, [_tool(name)], name, {"city": PAYLOAD})
 
 
 def _tool_templates() -> list[str]:
@@ -126,11 +99,19 @@ def test_unknown_tool_becomes_content_with_a_warning(name: str, call: str) -> No
 
 @pytest.mark.parametrize(("name", "call"), CASES)
 def test_broken_argument_syntax_keeps_the_text(name: str, call: str) -> None:
-    # Damage the syntax right after the value: JSON loses its closing quote, tagged values their end marker.
-    broken = re.sub(re.escape(PAYLOAD) + r'"', PAYLOAD + "}}{", call, count=1)
-    if broken == call:
-        broken = call.replace(PAYLOAD, PAYLOAD + "<<<", 1)
-        broken = re.sub(r"</[a-z_:｜A-Z]*param[a-z_]*>", "</broken>", broken) if broken != call else broken
+    # Damage the syntax right after the value: a JSON string that closes into stray braces, a tagged value whose
+    # end tag is misspelt, a Gemma string that never closes.
+    damages = [
+        (re.escape(PAYLOAD) + '"', PAYLOAD + "}}{"),
+        (r"</[^>]*(?:param|arg_value)[^>]*>", "</broken>"),
+        (re.escape(PAYLOAD + '<|"|>'), PAYLOAD),
+    ]
+    broken = call
+    for pattern, replacement in damages:
+        broken = re.sub(pattern, replacement, call, count=1)
+        if broken != call:
+            break
+    assert broken != call, "no damage applies to this call syntax"
     message = _chat(name).parse(broken)
     assert PAYLOAD in _kept(message)
-    assert message.warnings or message.tool_calls
+    assert message.warnings and not message.tool_calls, message

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MARKER", "find", "first_marker", "last_marker", "marker_positions"]
+__all__ = ["MARKER", "first_marker", "last_marker", "marker_positions"]
 
 MARKER = r"(?:<[^>]*>|\[[^\]]*\])"
 _MARKER_RE = re.compile(MARKER)
-
-
-def find(pattern: str, text: str) -> re.Match[str] | None:
-    """Leftmost match of ``pattern`` anywhere in ``text`` (dot matches newlines)."""
-    return re.compile(pattern, re.DOTALL).search(text)
 
 
 def marker_positions(text: str) -> list[re.Match[str]]:

@@ -17,7 +17,7 @@ from . import tags
 from .markers import core, flex
 from .reasoning import extracts_reasoning, prefill, reasoning_block
 from .request import ParseRequest
-from .tools_json import json_call, json_calls
+from .tools_json import field_key, json_call, json_calls
 from .tools_tagged import tagged_call
 
 __all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
@@ -29,7 +29,7 @@ class GeneratedParser:
 
     parser: p.CompiledParser
     prefill: str
-    tool_triggers: tuple[str, ...]  # markers that start a tool-call section (for warnings and streaming)
+    tool_triggers: tuple[str, ...]  # markers that start a tool call in this format (not read yet: grammar triggers)
     request: ParseRequest
     id_position: str = "none"  # where a call's id comes: "none", "before_args" or "after_args"
     # Dedicated formats whose arguments are not JSON (Python calls, Gemma's dicts) convert the complete TOOL_ARGS
@@ -81,7 +81,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         if use_tools and bare in triggers:
             # Bare-JSON formats (no markers): a bracket that starts something call-like but did not parse is
             # reported; any other bracket is just text.
-            name_key = f'"{fmt.name_field.rsplit(".", 1)[-1]}"' if fmt.name_field else '"'
+            name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
             looks_like_call = p.peek(p.space() + p.optional(p.literal("{") + p.space()) + name_key)
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + looks_like_call))
             items.insert(-1, p.tag(tags.CONTENT, p.literal(bare)))

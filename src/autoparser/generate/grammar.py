@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 from .. import peg as p
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
-from .markers import core
+from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string
+from .tools_json import field_key, member_key
 
 __all__ = ["GrammarSpec", "Trigger", "build_grammar"]
 
@@ -42,12 +43,6 @@ class GrammarSpec:
     gbnf: str | None = None
     lazy: bool = False
     triggers: tuple[Trigger, ...] = ()
-
-
-def _marker(marker: str) -> p.Parser:
-    """A marker as the model should write it: its core, with optional whitespace around."""
-    text = core(marker)
-    return p.space() + p.literal(text) + p.space() if text else p.space()
 
 
 def _tight(marker: str) -> p.Parser:
@@ -70,16 +65,14 @@ def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     args = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
     if fmt.fun_name_is_key:
         return "{" + p.space() + p.literal(f'"{tool.name}"') + p.space() + ":" + p.space() + args + p.space() + "}"
-    leaf = lambda field: field.rsplit(".", 1)[-1]  # noqa: E731 - tiny local helper
     members: dict[str, p.Parser] = {}
     if fmt.name_field:
-        key = p.literal(f'"{leaf(fmt.name_field)}"')
-        members[fmt.name_field] = key + p.space() + ":" + p.space() + f'"{tool.name}"'
+        members[fmt.name_field] = member_key(fmt.name_field) + f'"{tool.name}"'
     if fmt.args_field:
-        members[fmt.args_field] = p.literal(f'"{leaf(fmt.args_field)}"') + p.space() + ":" + p.space() + args
+        members[fmt.args_field] = member_key(fmt.args_field) + args
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
-            members[field] = p.literal(f'"{leaf(field)}"') + p.space() + ":" + p.space() + p.json_string()
+            members[field] = member_key(field) + p.json_string()
     order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
     body = members[order[0]]
     for field in order[1:]:
@@ -105,10 +98,10 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     required = [r for r in tool.parameters.get("required") or [] if r in props]
 
     def one(name: str) -> p.Parser:
-        head = _marker(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
+        head = flex(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
         if core(args.value_prefix):
             head = head + p.space() + _tight(args.value_prefix)
-        return head + _tagged_value(analysis, tool, name) + _marker(args.value_suffix)
+        return head + _tagged_value(analysis, tool, name) + flex(args.value_suffix)
 
     parts = [one(name) for name in required]
     optional = [one(name) for name in props if name not in required]
@@ -121,15 +114,15 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     tools = analysis.tools
     fn = tools.function
-    head = _marker(fn.name_prefix) + p.literal(tool.name) + _marker(fn.name_suffix)
+    head = flex(fn.name_prefix) + p.literal(tool.name) + flex(fn.name_suffix)
     cid = tools.call_id
     if cid.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(cid.prefix):
-        head = head + p.optional(_marker(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + _marker(cid.suffix)
+        head = head + p.optional(flex(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         body = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
     else:
         body = _tagged_arguments(analysis, tool)
-    return head + body + _marker(fn.close)
+    return head + body + flex(fn.close)
 
 
 def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
@@ -140,13 +133,13 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
         calls = [p.rule(f"tool-{_rule_safe(t.name)}", _tag_call(analysis, t)) for t in request.tools]
     call = p.choice(*calls)
     if core(fmt.per_call_start):
-        call = _marker(fmt.per_call_start) + call + _marker(fmt.per_call_end)
+        call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)
     sep = p.space() if core(fmt.per_call_start) or fmt.mode is not ToolFormatMode.JSON_NATIVE else p.space() + ","
     many = call + p.zero_or_more(sep + p.space() + call) if request.parallel_tool_calls else call
     if fmt.tools_array_wrapped:
         many = "[" + p.space() + many + p.space() + "]"
     if core(fmt.section_start):
-        many = _marker(fmt.section_start) + many + _marker(fmt.section_end)
+        many = flex(fmt.section_start) + many + flex(fmt.section_end)
     return many
 
 
@@ -157,7 +150,7 @@ def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigge
         return (Trigger("word", start),)
     # No marker (Llama 3.x writes bare JSON): fire on the start of a call object naming one of the tools.
     names = "|".join(re.escape(t.name) for t in request.tools)
-    key = re.escape(fmt.name_field.rsplit(".", 1)[-1]) if fmt.name_field else ""
+    key = re.escape(field_key(fmt.name_field)) if fmt.name_field else ""
     opener = r"\[\s*" if fmt.tools_array_wrapped else ""
     if fmt.fun_name_is_key or not key:
         return (Trigger("pattern", rf'({opener}\{{\s*"(?:{names})"\s*:)'),)

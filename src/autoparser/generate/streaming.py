@@ -213,7 +213,7 @@ class StreamParser:
             return None
         if node.tag == tags.TOOL_ARGS and self._generated.convert_args is None and self._calls and not withheld:
             raw = node.text
-            quotes = sum(1 for m in _QUOTE_OR_ESCAPE.finditer(raw) if m.group() == '"')
+            quotes = _QUOTE_OR_ESCAPE.findall(raw).count('"')  # escapes are matched whole, so never counted
             if quotes % 2 == 0 or raw.endswith("\\"):
                 return None  # not inside a JSON string (or an escape is cut off)
             core = raw.rstrip(WHITESPACE)

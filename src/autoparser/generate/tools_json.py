@@ -13,11 +13,17 @@ from ..analysis.model import ToolFormat
 from . import tags
 from .request import ToolSpec
 
-__all__ = ["json_call", "json_calls"]
+__all__ = ["field_key", "json_call", "json_calls", "member_key"]
 
 
-def _key(name: str) -> p.Parser:
-    return p.literal(f'"{name}"') + p.space() + ":" + p.space()
+def field_key(field: str) -> str:
+    """The JSON key of an analysed field name (``function.name`` is the key ``name`` inside ``function``)."""
+    return field.rsplit(".", 1)[-1]
+
+
+def member_key(field: str) -> p.Parser:
+    """``"key":`` with optional whitespace, for an analysed field name."""
+    return p.literal(f'"{field_key(field)}"') + p.space() + ":" + p.space()
 
 
 def _tool_name(tools: tuple[ToolSpec, ...]) -> p.Parser:
@@ -36,23 +42,22 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     if fmt.fun_name_is_key:
         body = "{" + p.space() + _tool_name(tools) + p.space() + ":" + p.space()
         return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
-    leaf = lambda field: field.rsplit(".", 1)[-1]  # noqa: E731 - tiny local helper
     known: list[p.Parser] = []
     if fmt.name_field:
-        known.append(_key(leaf(fmt.name_field)) + _tool_name(tools))
+        known.append(member_key(fmt.name_field) + _tool_name(tools))
     if fmt.args_field:
-        known.append(_key(leaf(fmt.args_field)) + p.tag(tags.TOOL_ARGS, p.json()))
+        known.append(member_key(fmt.args_field) + p.tag(tags.TOOL_ARGS, p.json()))
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
-            known.append(_key(leaf(field)) + p.tag(tags.TOOL_ID, p.json()))
+            known.append(member_key(field) + p.tag(tags.TOOL_ID, p.json()))
     # Members the layout does not use are skipped, but never the name member: an unknown tool must fail the call.
-    name_key = p.literal(f'"{leaf(fmt.name_field)}"') if fmt.name_field else p.negate(p.eps())
+    name_key = p.literal(f'"{field_key(fmt.name_field)}"') if fmt.name_field else p.negate(p.eps())
     other = p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json()
     inner = p.choice(*known, other)
     nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
     if nested_key:
         # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}
-        outer = p.choice(_key(nested_key) + _members(inner), *known, other)
+        outer = p.choice(member_key(nested_key) + _members(inner), *known, other)
         return _members(outer)
     return _members(inner)
 

@@ -16,7 +16,7 @@ import jinja2
 from ..errors import TemplateError
 from .environment import compile_template
 
-__all__ = ["JinjaChatTemplate", "bundled_templates"]
+__all__ = ["JinjaChatTemplate", "bundled_templates", "with_reasoning_aliases"]
 
 _BUNDLE = "autoparser.templates"
 # Names under which a message's reasoning may arrive; templates read `reasoning_content` or `thinking`.
@@ -32,7 +32,7 @@ def bundled_templates() -> list[str]:
     )
 
 
-def _with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Deep copies of the messages with reasoning under every name templates read (as transformers does)."""
     prepared: list[dict[str, Any]] = []
     for message in messages:
@@ -89,7 +89,7 @@ class JinjaChatTemplate:
             "eos_token": self.eos_token,
             "documents": None,
             **extra_context,
-            "messages": _with_reasoning_aliases(messages),
+            "messages": with_reasoning_aliases(messages),
             "tools": copy.deepcopy(list(tools)) if tools is not None else None,
             "add_generation_prompt": add_generation_prompt,
         }

@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import TemplateError
+from .chat_template import with_reasoning_aliases
 from .environment import variables_read
 from .tracking import AccessLog, track
 
 __all__ = ["ProbeRenderer", "RenderableTemplate"]
 
 _FIXED_DATES = {"datetime": "Jan 01 2026", "date_string": "01 Jan 2026"}
-_REASONING_ALIASES = ("reasoning_content", "thinking")
 
 
 class RenderableTemplate(Protocol):
@@ -36,15 +36,6 @@ class RenderableTemplate(Protocol):
     def render_context(self, context: Mapping[str, Any]) -> str: ...
 
     def check_syntax(self) -> None: ...
-
-
-def _with_reasoning_aliases(message: Mapping[str, Any]) -> dict[str, Any]:
-    item = dict(message)
-    reasoning = next((item[k] for k in _REASONING_ALIASES if item.get(k) is not None), None)
-    if reasoning is not None:
-        for key in _REASONING_ALIASES:
-            item.setdefault(key, reasoning)
-    return item
 
 
 class ProbeRenderer:
@@ -88,7 +79,7 @@ class ProbeRenderer:
         enable_thinking: bool,
         log: AccessLog | None,
     ) -> str | None:
-        prepared: Any = [_with_reasoning_aliases(m) for m in messages]
+        prepared: Any = with_reasoning_aliases(messages)
         tool_list: Any = [dict(t) for t in tools] if tools is not None else None
         context: dict[str, Any] = {
             "bos_token": self._template.bos_token,

@@ -102,5 +102,3 @@ def _head(tool: ToolSpec) -> p.Parser:
     once the argument marker shows the name is not a prefix of a longer one. The id is the text as written."""
     call_id = p.optional(NAME_PREFIX) + p.tag(tags.TOOL_NAME, p.literal(tool.name)) + p.optional(":" + p.chars("[0-9]"))
     return p.atomic(p.tag(tags.TOOL_ID, call_id) + p.space() + ARGS_BEGIN)
-
-

@@ -1,0 +1,80 @@
+"""Shared test helpers: streaming a text with the append-only check, and the call text a template writes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autoparser import ChatMessage, ChatParams, ChatTemplate
+from autoparser.message import apply_deltas
+
+# Stop tokens end generation; they are not part of the output a parser sees.
+STOP_TOKENS = (
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|im_end|>",
+    "<｜end▁of▁sentence｜>",
+    "</s>",
+    "<seed:eos>",
+    "<|message_sep|>",
+    "<sep>",
+    "<|end|>",
+)
+
+
+def calls_of(message: ChatMessage) -> list[tuple[str, Any]]:
+    return [(c.name, json.loads(c.arguments)) for c in message.tool_calls]
+
+
+def stream_char_by_char(params: ChatParams, text: str) -> ChatMessage:
+    """Feed one character at a time; every accumulated message must equal the partial parse of that prefix."""
+    stream = params.stream()
+    deltas = []
+    for i, char in enumerate(text):
+        deltas += stream.feed(char)
+        accumulated = apply_deltas(deltas)
+        current = params.parse(text[: i + 1], partial=True)
+        assert accumulated.content == current.content, text[: i + 1]
+        assert accumulated.reasoning_content == current.reasoning_content, text[: i + 1]
+        got = [(c.name, c.arguments) for c in accumulated.tool_calls]
+        assert got == [(c.name, c.arguments) for c in current.tool_calls], text[: i + 1]
+    deltas += stream.finish()
+    return apply_deltas(deltas)
+
+
+def rendered_call(
+    tmpl: ChatTemplate,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    name: str,
+    arguments: Mapping[str, Any],
+) -> str | None:
+    """What the model writes for this call, per the template: the rendered assistant turn minus the prompt, the
+    end-of-turn text and stop tokens. None when the template cannot render tool-call history."""
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    try:
+        prompt = tmpl.apply(messages, tools=tools).prompt
+        full = tmpl.apply(
+            [*messages, {"role": "assistant", "content": "", "tool_calls": [call]}],
+            tools=tools,
+            add_generation_prompt=False,
+        ).prompt
+        plain = tmpl.apply(
+            [*messages, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
+        ).prompt
+    except Exception:  # templates that cannot render tool history are left out
+        return None
+    if not full.startswith(prompt):
+        return None
+    text = full[len(prompt) :]
+    end_of_turn = plain[plain.index("END_MARK") + len("END_MARK") :] if "END_MARK" in plain else ""
+    if end_of_turn.strip() and text.endswith(end_of_turn):
+        text = text[: -len(end_of_turn)]
+    values = [str(v) for v in arguments.values()]
+    after = max((text.rfind(v) for v in values), default=0)
+    cuts = [c for c in (text.find(t, max(after, 0)) for t in STOP_TOKENS) if c >= 0]
+    if cuts:
+        text = text[: min(cuts)]
+    return text if name in text and all(v in text for v in values) else None
