@@ -94,7 +94,6 @@ class ChatTemplate(JinjaChatTemplate):
         )
         analysis = self.analysis
         grammar = build_grammar(analysis, request)
-        reasoning = analysis.reasoning
         return ChatParams(
             prompt,
             generation_prompt,
@@ -103,9 +102,9 @@ class ChatTemplate(JinjaChatTemplate):
             grammar=grammar.gbnf,
             grammar_lazy=grammar.lazy,
             grammar_triggers=grammar.triggers,
-            preserved_tokens=analysis.preserved_tokens,
-            thinking_start_tag=reasoning.start.strip() if reasoning.enabled else "",
-            thinking_end_tag=reasoning.end.strip() if reasoning.enabled else "",
+            preserved_tokens=grammar.preserved_tokens,
+            thinking_start_tag=grammar.thinking_start_tag,
+            thinking_end_tag=grammar.thinking_end_tag,
         )
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:

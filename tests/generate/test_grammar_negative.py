@@ -1,8 +1,9 @@
-"""Grammars reject what a model must not write, on every generic tool-calling template.
+"""Grammars reject what a model must not write, on every tool-calling template.
 
 The call syntax comes from the template itself (a rendered assistant turn with a tool call). Valid calls must be
 accepted; a call to an unknown tool, a missing required argument, a wrong argument type, an enum violation and
-unbalanced JSON must be rejected — checked with llguidance and with the strict GBNF recognizer.
+unbalanced JSON must be rejected — checked with llguidance (GBNF and Lark) and with the strict GBNF recognizer.
+Formats whose tool-call history cannot be rendered have the same checks in their own test module.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser import ChatTemplate, bundled_templates
+from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
 
-from ..support import llg
-from ..support.gbnf_recognizer import accepts
+from ..support.grammar_check import all_accept, all_reject, verdicts
 from .helpers import rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
@@ -33,11 +34,12 @@ def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> st
 
 
 def _templates() -> list[Any]:
+    """Every bundled template with tool calls whose tool-call history renders (its call syntax is then known)."""
     selected = []
     for name in bundled_templates():
         tmpl = ChatTemplate.load(name)
         analysis = tmpl.analysis
-        if analysis.format != "generic" or analysis.tools.format.mode is ToolFormatMode.NONE:
+        if analysis.format == GENERIC and analysis.tools.format.mode is ToolFormatMode.NONE:
             continue
         if _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2}) is not None:
             selected.append(pytest.param(name, id=name))
@@ -45,30 +47,6 @@ def _templates() -> list[Any]:
 
 
 TEMPLATES = _templates()
-
-
-def _constrained(chat: ChatParams, output: str) -> str:
-    text = chat.generation_prompt + output
-    if not chat.grammar_lazy:
-        return text
-    positions = []
-    for trigger in chat.grammar_triggers:
-        if trigger.type == "word":
-            found = text.find(trigger.value, len(chat.generation_prompt))
-        else:
-            match = re.compile(trigger.value).search(text, len(chat.generation_prompt))
-            found = (match.start(1) if match.groups() else match.start()) if match else -1
-        if found >= 0:
-            positions.append(found)
-    return text[min(positions) :] if positions else ""
-
-
-def _accepted(chat: ChatParams, output: str) -> tuple[bool, bool]:
-    text = _constrained(chat, output)
-    assert chat.grammar is not None
-    if not text:
-        return False, False  # the grammar would not even switch on: nothing constrained, nothing accepted
-    return accepts(chat.grammar, text), llg.gbnf_accepts(chat.grammar, text)
 
 
 def test_enough_templates() -> None:
@@ -81,7 +59,7 @@ def test_valid_call_is_accepted(name: str) -> None:
     chat = tmpl.apply(USER, tools=TOOLS)
     output = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert output is not None
-    assert _accepted(chat, output) == (True, True)
+    assert all_accept(chat, output), verdicts(chat, output)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +77,7 @@ def test_invalid_call_is_rejected(name: str, label: str, tool: str, arguments: d
     chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required")
     output = _render_call(tmpl, tool, arguments)
     assert output is not None
-    assert _accepted(chat, output) == (False, False), label
+    assert all_reject(chat, output), (label, verdicts(chat, output))
 
 
 @pytest.mark.parametrize("name", TEMPLATES)
@@ -114,4 +92,4 @@ def test_unbalanced_json_is_rejected(name: str) -> None:
         last = output.rfind("}")
         broken = output[:last] + output[last + 1 :]  # the arguments object is never closed
     assert broken != output
-    assert _accepted(chat, broken) == (False, False)
+    assert all_reject(chat, broken), verdicts(chat, broken)

@@ -41,20 +41,35 @@ def compile_gbnf(gbnf: str) -> str:
     return grammar
 
 
+@functools.lru_cache(maxsize=512)
 def compile_lark(lark: str) -> str:
-    """Wrap Lark text as an llguidance grammar."""
-    return llguidance.grammar_from("lark", lark)
+    """Wrap Lark text as an llguidance grammar; raises ValueError when llguidance rejects it."""
+    grammar = llguidance.grammar_from("lark", lark)
+    is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar, byte_tokenizer())
+    if is_error:
+        raise ValueError(f"llguidance rejected the grammar: {messages}\n{lark}")
+    return grammar
 
 
-def matches(grammar: str, text: str) -> bool:
-    """True iff the compiled grammar accepts exactly ``text``."""
+def _consume(grammar: str, text: str) -> llguidance.LLMatcher | None:
     matcher = llguidance.LLMatcher(byte_tokenizer(), grammar, log_level=0)
     if matcher.is_error():
         raise ValueError(matcher.get_error())
     for byte in text.encode("utf-8"):
         if not matcher.consume_token(byte):
-            return False
-    return matcher.is_accepting()
+            return None
+    return matcher
+
+
+def matches(grammar: str, text: str) -> bool:
+    """True iff the compiled grammar accepts exactly ``text``."""
+    matcher = _consume(grammar, text)
+    return matcher is not None and matcher.is_accepting()
+
+
+def prefix_matches(grammar: str, text: str) -> bool:
+    """True iff ``text`` can be continued into a string the compiled grammar accepts."""
+    return _consume(grammar, text) is not None
 
 
 def gbnf_accepts(gbnf: str, text: str) -> bool:

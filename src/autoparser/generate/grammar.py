@@ -13,12 +13,14 @@ and valid under the tool's parameter schema. It is therefore built separately, f
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
 from dataclasses import dataclass
 
 from .. import peg as p
+from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from .markers import core, flex
 from .reasoning import prefill
@@ -26,7 +28,7 @@ from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string
 from .tools_json import field_key, member_key
 
-__all__ = ["GrammarSpec", "Trigger", "build_grammar"]
+__all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +42,40 @@ class Trigger:
 
 @dataclass(frozen=True, slots=True)
 class GrammarSpec:
+    """Everything a constrained-decoding engine needs for one request."""
+
     gbnf: str | None = None
     lazy: bool = False
     triggers: tuple[Trigger, ...] = ()
+    preserved_tokens: tuple[str, ...] = ()
+    thinking_start_tag: str = ""
+    thinking_end_tag: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FormatGrammar:
+    """What a dedicated format (``formats/<name>.py``, function ``grammar(analysis, request)``) contributes.
+
+    Grammar parsers describe what the model is *supposed* to write, strictly (no fallbacks to content), and are
+    written with grammar-friendly nodes: ``until(D)`` directly followed by ``literal(D)``, ``schema()`` for JSON
+    arguments, no lookaheads (they are dropped from grammars).
+
+    * ``section``: the tool calls from the trigger on; the root of the lazy grammar (tool_choice auto). None when
+      the request has no tools.
+    * ``triggers``: what switches the lazy grammar on; the grammar starts at the first capture group of a pattern
+      trigger (else the match start) or at a word trigger.
+    * ``required``: the whole output after the generation prompt for tool_choice required (None: text up to the
+      first word trigger, then ``section``).
+    * ``response``: the whole output after the generation prompt for a json_schema request (None: the JSON value).
+    * ``preserved_tokens`` / ``thinking_tags``: override what the analysis reports (None: keep it).
+    """
+
+    section: p.Parser | None = None
+    triggers: tuple[Trigger, ...] = ()
+    required: p.Parser | None = None
+    response: p.Parser | None = None
+    preserved_tokens: tuple[str, ...] | None = None
+    thinking_tags: tuple[str, str] | None = None
 
 
 def _tight(marker: str) -> p.Parser:
@@ -170,15 +203,65 @@ def _reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
 
 @functools.lru_cache(maxsize=256)
 def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
-    """The grammar and triggers for ``request`` (cached). Dedicated formats have no grammar yet."""
-    if analysis.format != "generic":
+    """The grammar, triggers, preserved tokens and reasoning tags for ``request`` (cached)."""
+    reasoning = analysis.reasoning
+    start, end = (reasoning.start.strip(), reasoning.end.strip()) if reasoning.enabled else ("", "")
+    base = GrammarSpec(preserved_tokens=analysis.preserved_tokens, thinking_start_tag=start, thinking_end_tag=end)
+    if analysis.format == GENERIC:
+        return dataclasses.replace(_generic_grammar(analysis, request), **_extras(base))
+    from .formats import dedicated_grammar  # formats build on this module
+
+    builder = dedicated_grammar(analysis.format)
+    if builder is None:
+        return base
+    contributed = builder(analysis, request)
+    if contributed.preserved_tokens is not None:
+        base = dataclasses.replace(base, preserved_tokens=contributed.preserved_tokens)
+    if contributed.thinking_tags is not None:
+        base = dataclasses.replace(
+            base, thinking_start_tag=contributed.thinking_tags[0], thinking_end_tag=contributed.thinking_tags[1]
+        )
+    return dataclasses.replace(_format_grammar(contributed, request), **_extras(base))
+
+
+def _extras(spec: GrammarSpec) -> dict[str, object]:
+    return {
+        "preserved_tokens": spec.preserved_tokens,
+        "thinking_start_tag": spec.thinking_start_tag,
+        "thinking_end_tag": spec.thinking_end_tag,
+    }
+
+
+def _answer(request: ParseRequest) -> p.Parser:
+    """A JSON answer under the request's response schema, bare or in a ```json fence."""
+    assert request.json_schema is not None
+    value = p.schema(p.json(), "response", json.loads(request.json_schema))
+    return p.choice(p.literal("```json") + p.space() + value + p.space() + "```", value)
+
+
+def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> GrammarSpec:
+    """A dedicated format's grammar: the format supplies the parts, the request picks the shape."""
+    gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
+    if request.json_schema is not None:
+        body = contributed.response if contributed.response is not None else p.space() + _answer(request) + p.space()
+        return GrammarSpec(p.to_gbnf(gp + body), lazy=False)
+    if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
+    if request.tool_choice == "required":
+        body = contributed.required
+        if body is None:
+            words = [t.value for t in contributed.triggers if t.type == "word"]
+            body = (p.until_one_of(words) if words else p.eps()) + contributed.section + p.space()
+        return GrammarSpec(p.to_gbnf(gp + body), lazy=False)
+    root = p.trigger_rule("tool-call", contributed.section)
+    return GrammarSpec(p.to_gbnf(root, lazy=True), lazy=True, triggers=contributed.triggers)
+
+
+def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
     fmt = analysis.tools.format
     has_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
     if request.json_schema is not None:
-        value = p.schema(p.json(), "response", json.loads(request.json_schema))
-        answer = p.choice(p.literal("```json") + p.space() + value + p.space() + "```", value)
-        body = _whole_output(analysis, request) + p.space() + answer + p.space()
+        body = _whole_output(analysis, request) + p.space() + _answer(request) + p.space()
         return GrammarSpec(p.to_gbnf(body), lazy=False)
     if not has_tools:
         return GrammarSpec()

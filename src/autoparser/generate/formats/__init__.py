@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ...analysis.model import TemplateAnalysis
 from ..assemble import GeneratedParser
 from ..request import ParseRequest
 
-__all__ = ["dedicated_builder"]
+if TYPE_CHECKING:
+    from ..grammar import FormatGrammar
+
+__all__ = ["dedicated_builder", "dedicated_grammar"]
 
 Builder = Callable[[TemplateAnalysis, ParseRequest], GeneratedParser]
+GrammarBuilder = Callable[[TemplateAnalysis, ParseRequest], "FormatGrammar"]
 
 # format name (analysis.format) -> module in this package defining ``build``
 MODULES = {
@@ -32,16 +38,28 @@ MODULES = {
 }
 
 
-def dedicated_builder(name: str) -> Builder | None:
-    """The builder for a dedicated format, or None (generic parser) if the format has no module."""
+def _module(name: str) -> ModuleType | None:
     module = MODULES.get(name)
     if module is None:
         return None
     try:
-        loaded = importlib.import_module(f".{module}", __name__)
+        return importlib.import_module(f".{module}", __name__)
     except ModuleNotFoundError as err:
         if err.name != f"{__name__}.{module}":
             raise
         return None
-    builder: Builder = loaded.build
+
+
+def dedicated_builder(name: str) -> Builder | None:
+    """The parser builder for a dedicated format, or None (generic parser) if the format has no module."""
+    loaded = _module(name)
+    builder: Builder | None = getattr(loaded, "build", None)
+    return builder
+
+
+def dedicated_grammar(name: str) -> GrammarBuilder | None:
+    """The grammar builder (``grammar(analysis, request) -> FormatGrammar``) of a dedicated format, or None (the
+    format has no grammar: requests get none)."""
+    loaded = _module(name)
+    builder: GrammarBuilder | None = getattr(loaded, "grammar", None)
     return builder
