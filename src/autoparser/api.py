@@ -100,6 +100,7 @@ class ChatTemplate(JinjaChatTemplate):
             analysis.format,
             build_parser(analysis, request),
             grammar=grammar.gbnf,
+            lark_grammar=grammar.lark,
             grammar_lazy=grammar.lazy,
             grammar_triggers=grammar.triggers,
             preserved_tokens=grammar.preserved_tokens,

@@ -20,7 +20,8 @@ class ChatParams:
     ``prompt`` ends with ``generation_prompt`` (what the template appended for the assistant's turn). Parse the
     model's output — only the output, not the prompt — with :meth:`parse`, or stream it with :meth:`stream`.
 
-    For constrained decoding: ``grammar`` (GBNF, or None), ``grammar_lazy`` (apply it only once one of
+    For constrained decoding: ``grammar`` (GBNF, or None), ``lark_grammar`` (the same language in llguidance's
+    Lark dialect, JSON-schema parts as ``%json``), ``grammar_lazy`` (apply it only once one of
     ``grammar_triggers`` fires), ``preserved_tokens`` (markers the tokenizer must keep whole) and the reasoning
     markers ``thinking_start_tag``/``thinking_end_tag`` (triggers inside a reasoning block must not fire).
     """
@@ -30,6 +31,7 @@ class ChatParams:
     format: str
     _generated: GeneratedParser = field(repr=False)
     grammar: str | None = None
+    lark_grammar: str | None = None
     grammar_lazy: bool = False
     grammar_triggers: tuple[Trigger, ...] = ()
     preserved_tokens: tuple[str, ...] = ()

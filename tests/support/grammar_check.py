@@ -66,7 +66,7 @@ def verdicts(chat: ChatParams, output: str, *, partial: bool = False) -> dict[st
 
     A lazy grammar that never fires constrains nothing, which counts as accepting nothing."""
     assert chat.grammar is not None, "the request yields no GBNF grammar"
-    lark = getattr(chat, "lark_grammar", None)  # TODO(issue 5): required once the Lark writer lands
+    assert chat.lark_grammar is not None, "the request yields no Lark grammar"
     text = constrained_text(chat, output)
     if text is None:
         return dict.fromkeys(ENGINES, False)
@@ -74,9 +74,8 @@ def verdicts(chat: ChatParams, output: str, *, partial: bool = False) -> dict[st
     result = {
         "strict-gbnf": (prefix_ok if partial else accepts)(chat.grammar, text),
         "llguidance-gbnf": check(llg.compile_gbnf(chat.grammar), text),
+        "llguidance-lark": check(llg.compile_lark(chat.lark_grammar), text),
     }
-    if lark is not None:
-        result["llguidance-lark"] = check(llg.compile_lark(lark), text)
     return result
 
 

@@ -45,6 +45,7 @@ class GrammarSpec:
     """Everything a constrained-decoding engine needs for one request."""
 
     gbnf: str | None = None
+    lark: str | None = None  # the same language in llguidance's Lark dialect
     lazy: bool = False
     triggers: tuple[Trigger, ...] = ()
     preserved_tokens: tuple[str, ...] = ()
@@ -224,6 +225,16 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     return dataclasses.replace(_format_grammar(contributed, request), **_extras(base))
 
 
+def _whole(body: p.Parser) -> GrammarSpec:
+    """A grammar applied from the first generated token on."""
+    return GrammarSpec(p.to_gbnf(body), p.to_lark(body), lazy=False)
+
+
+def _lazy(root: p.Parser, triggers: tuple[Trigger, ...]) -> GrammarSpec:
+    """A grammar rooted at ``root``'s trigger rules, applied once a trigger fires."""
+    return GrammarSpec(p.to_gbnf(root, lazy=True), p.to_lark(root, lazy=True), lazy=True, triggers=triggers)
+
+
 def _extras(spec: GrammarSpec) -> dict[str, object]:
     return {
         "preserved_tokens": spec.preserved_tokens,
@@ -244,7 +255,7 @@ def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> Gramma
     gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
     if request.json_schema is not None:
         body = contributed.response if contributed.response is not None else p.space() + _answer(request) + p.space()
-        return GrammarSpec(p.to_gbnf(gp + body), lazy=False)
+        return _whole(gp + body)
     if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
     if request.tool_choice == "required":
@@ -252,9 +263,9 @@ def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> Gramma
         if body is None:
             words = [t.value for t in contributed.triggers if t.type == "word"]
             body = (p.until_one_of(words) if words else p.eps()) + contributed.section + p.space()
-        return GrammarSpec(p.to_gbnf(gp + body), lazy=False)
+        return _whole(gp + body)
     root = p.trigger_rule("tool-call", contributed.section)
-    return GrammarSpec(p.to_gbnf(root, lazy=True), lazy=True, triggers=contributed.triggers)
+    return _lazy(root, contributed.triggers)
 
 
 def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
@@ -262,7 +273,7 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
     has_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
     if request.json_schema is not None:
         body = _whole_output(analysis, request) + p.space() + _answer(request) + p.space()
-        return GrammarSpec(p.to_gbnf(body), lazy=False)
+        return _whole(body)
     if not has_tools:
         return GrammarSpec()
     section = _tool_section(analysis, request)
@@ -272,9 +283,9 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
         content = p.until_one_of(words)  # may be empty (an optional star confuses llguidance)
         body = _whole_output(analysis, request) + content + section + p.space()
-        return GrammarSpec(p.to_gbnf(body), lazy=False)
+        return _whole(body)
     root = p.trigger_rule("tool-call", section + p.space())
-    return GrammarSpec(p.to_gbnf(root, lazy=True), lazy=True, triggers=_triggers(analysis, request))
+    return _lazy(root, _triggers(analysis, request))
 
 
 def _whole_output(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:

@@ -48,6 +48,7 @@ from .builders import (
 )
 from .engine import CompiledParser
 from .gbnf import to_gbnf
+from .lark import to_lark
 from .nodes import Parser
 
 any = any_char
@@ -107,6 +108,7 @@ __all__ = [
     "string_content",
     "tag",
     "to_gbnf",
+    "to_lark",
     "trigger_rule",
     "until",
     "until_one_of",

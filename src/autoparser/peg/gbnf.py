@@ -171,6 +171,10 @@ class GrammarWriter:
 
     def grammar(self, *, lazy: bool = False) -> str:
         """The full GBNF text."""
+        return self.rules.render(self.lower(lazy=lazy))
+
+    def lower(self, *, lazy: bool = False) -> str:
+        """Lower the whole parser into :attr:`rules`; returns the root rule's name."""
         root_name = self.rules.reserve("root", ("root",))
         if lazy:
             triggers = [rule for rule in self.peg_rules.values() if rule.trigger]
@@ -180,7 +184,7 @@ class GrammarWriter:
             self.rules.define(root_name, " | ".join(names))
         else:
             self.rules.define(root_name, self.expr(self.root).text or '""')
-        return self.rules.render(root_name)
+        return root_name
 
     def rule_name(self, name: str) -> str:
         """The GBNF rule for PEG rule ``name`` (lowered on first use)."""

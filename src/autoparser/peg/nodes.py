@@ -117,6 +117,12 @@ class Parser:
 
         return to_gbnf(self, lazy=lazy)
 
+    def to_lark(self, *, lazy: bool = False) -> str:
+        """The same grammar in llguidance's Lark dialect (JSON schemas as ``%json``, see :mod:`.lark`)."""
+        from .lark import to_lark
+
+        return to_lark(self, lazy=lazy)
+
     def children(self) -> tuple[Parser, ...]:
         """Direct sub-parsers (rule references are not followed)."""
         return ()

@@ -1,0 +1,268 @@
+"""Lowering a PEG node graph to llguidance's Lark dialect.
+
+llguidance (the constrained-decoding engine behind vLLM, SGLang and outlines) reads GBNF too, but its native
+dialect is Lark, which has two things GBNF lacks and which make grammars both stricter and faster there:
+
+* ``%json {...}`` — a JSON schema enforced natively, with llguidance's own JSON lexer. Every ``schema()`` node
+  (tool arguments, response formats) and every generic JSON leaf is written this way;
+* lexemes with a ``stop`` string — ``name[stop="D"]: /(?s:.*)/`` is "any text up to the first ``D``, then ``D``",
+  one lazy lexeme instead of a character-by-character exclusion pattern. ``until(D)`` directly followed by a
+  literal that starts with ``D`` is fused into one (grammar builders write their parsers that way).
+
+Everything else is lowered exactly as for GBNF (:class:`~.gbnf.GrammarWriter`, so both grammars describe the same
+language by construction) and then spelled in Lark: rules become lowercase ``name: body`` lines, string literals
+JSON-style strings, character classes one-character regexes. Repetition stays at the grammar level
+(``/[0-9]/+``, not ``/[0-9]+/``), because llguidance lexes greedily and a multi-character regex lexeme could not
+stop early where the context-free reading needs it to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..errors import GrammarError
+from .gbnf import ATOM, EMPTY, SEQ, Expr, GrammarWriter
+from .gbnf_syntax import rule_references
+from .nodes import Json, Literal, Parser, Schema, Sequence, Space, Until
+
+__all__ = ["LarkWriter", "gbnf_body_to_lark", "to_lark"]
+
+_STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
+_JSON = "%json "
+_JSON_KIND_SCHEMAS: dict[str, dict[str, object]] = {
+    "value": {},
+    "object": {"type": "object"},
+    "array": {"type": "array"},
+    "string": {"type": "string"},
+    "number": {"type": "number"},
+    "bool": {"type": "boolean"},
+    "null": {"type": "null"},
+}
+
+
+class LarkWriter(GrammarWriter):
+    """:class:`GrammarWriter` with llguidance-native forms for JSON schemas and until-delimiter pairs."""
+
+    def __init__(self, root: Parser) -> None:
+        super().__init__(root)
+        self.rules.reserve("start", ("lark-start",))  # Lark's entry rule; keep it away from parser rules
+
+    def expr(self, node: Parser) -> Expr:
+        match node:
+            case Sequence(items=items) if _fusable(items):
+                return self._sequence(items)
+            case Schema(json_schema=schema, raw=False, name=name) if schema is not None:
+                return self._json(schema, name)
+            case Json(kind=kind, flavor="json"):
+                return self._json(_JSON_KIND_SCHEMAS[kind], f"json-{kind}")
+        return super().expr(node)
+
+    def _sequence(self, items: tuple[Parser, ...]) -> Expr:
+        """A sequence where ``until(D) [space] literal(D...)`` becomes a stop lexeme and the literal's rest."""
+        parts: list[Expr] = []
+        i = 0
+        while i < len(items):
+            fused = _fuse_at(items, i)
+            if fused is None:
+                parts.append(self.expr(items[i]))
+                i += 1
+                continue
+            delimiter, rest, i = fused
+            stop = self.rules.add(f"until-{_hint(delimiter)}", _STOP + json.dumps(delimiter), ("stop", delimiter))
+            parts += [Expr(stop, ATOM), self.expr(rest)]
+        parts = [part for part in parts if part.prec != EMPTY]
+        if not parts:
+            return Expr("", EMPTY)
+        if len(parts) == 1:
+            return parts[0]
+        return Expr(" ".join(part.wrapped(SEQ) for part in parts), SEQ)
+
+    def _json(self, schema: object, name: str) -> Expr:
+        text = json.dumps(schema, ensure_ascii=False)
+        return Expr(self.rules.add(name, _JSON + text, ("lark-json", text)), ATOM)
+
+    def lark(self, *, lazy: bool = False) -> str:
+        """The full Lark text (``start`` is the entry rule)."""
+        root = self.lower(lazy=lazy)
+        keep = self._reachable(root)
+        names = _lark_names(keep)
+        lines = [f"start: {names[root]}"]
+        for name in sorted(keep):
+            body = self.rules.body(name)
+            if body.startswith(_STOP):
+                stop = json.loads(body[len(_STOP) :])
+                lines.append(f"{names[name]}[stop={_lark_string(stop)}]: /(?s:.*)/")
+            elif body.startswith(_JSON):
+                lines.append(f"{names[name]}: %json {body[len(_JSON) :]}")
+            else:
+                lines.append(f"{names[name]}: {gbnf_body_to_lark(body, names)}")
+        return "\n".join(lines) + "\n"
+
+    def _reachable(self, root: str) -> set[str]:
+        """Rules reachable from ``root`` (%json and %stop bodies reference no rules)."""
+        seen: set[str] = set()
+        stack = [root]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            if name not in self.rules:
+                raise GrammarError(f"rule {name!r} is referenced but not defined")
+            seen.add(name)
+            body = self.rules.body(name)
+            if not body.startswith((_STOP, _JSON)):
+                stack.extend(rule_references(body))
+        return seen
+
+
+def _fusable(items: tuple[Parser, ...]) -> bool:
+    return any(_fuse_at(items, i) is not None for i, item in enumerate(items) if isinstance(item, Until))
+
+
+def _fuse_at(items: tuple[Parser, ...], i: int) -> tuple[str, Parser, int] | None:
+    """If ``items[i]`` is ``until(D)`` followed (after optional ``space()``) by a literal starting with ``D``:
+    ``(D, what remains of the literal, index after it)``. ``until(D) space D`` is ``until(D) D``: the text before
+    ``D`` may end in whitespace either way."""
+    item = items[i]
+    if not isinstance(item, Until) or len(item.delimiters) != 1:
+        return None
+    delimiter = item.delimiters[0]
+    j = i + 1
+    while j < len(items) and isinstance(items[j], Space):
+        j += 1
+    if j == len(items):
+        return None
+    rest = _strip_prefix(items[j], delimiter)
+    return None if rest is None else (delimiter, rest, j + 1)
+
+
+def _strip_prefix(node: Parser, prefix: str) -> Parser | None:
+    """``node`` without its leading ``prefix`` text, if it certainly starts with that literal text."""
+    if isinstance(node, Literal) and node.text.startswith(prefix):
+        return Literal(node.text[len(prefix) :])
+    if isinstance(node, Sequence) and node.items:
+        head = _strip_prefix(node.items[0], prefix)
+        if head is not None:
+            return Sequence((head, *node.items[1:]))
+    return None
+
+
+def _hint(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "delimiter"
+
+
+def _lark_names(names: set[str]) -> dict[str, str]:
+    """GBNF rule name -> Lark rule name: lowercase (uppercase names are terminals in Lark), collision-free."""
+    mapping: dict[str, str] = {}
+    taken = {"start"}
+    for name in sorted(names):
+        base = name.lower()
+        candidate, counter = base, 1
+        while candidate in taken:
+            counter += 1
+            candidate = f"{base}-{counter}"
+        taken.add(candidate)
+        mapping[name] = candidate
+    return mapping
+
+
+# ------------------------------------------------------------------------------------- GBNF -> Lark spelling
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<cls>\[(?:[^\]\\]|\\.)*\])
+  | (?P<name>[A-Za-z0-9-]+)
+  | (?P<rep>\{[0-9]*(?:,[0-9]*)?\})
+  | (?P<punct>[()|*+?])
+  | (?P<dot>\.)
+    """,
+    re.VERBOSE,
+)
+_GBNF_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "[": "[", "]": "]"}
+
+
+def _read(text: str, i: int) -> tuple[str, bool, int]:
+    """One character of GBNF quoted/bracketed text at ``i``: (character, was it escaped, next index)."""
+    ch = text[i]
+    if ch != "\\":
+        return ch, False, i + 1
+    code = text[i + 1]
+    width = {"x": 2, "u": 4, "U": 8}.get(code)
+    if width:
+        return chr(int(text[i + 2 : i + 2 + width], 16)), True, i + 2 + width
+    if code in _GBNF_ESCAPES:
+        return _GBNF_ESCAPES[code], True, i + 2
+    raise GrammarError(f"unknown GBNF escape \\{code}")
+
+
+def _unescape(text: str) -> str:
+    chars: list[str] = []
+    i = 0
+    while i < len(text):
+        ch, _, i = _read(text, i)
+        chars.append(ch)
+    return "".join(chars)
+
+
+def _lark_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _regex_char(ch: str) -> str:
+    """One character for a regex class: ASCII alphanumerics as-is, everything else by code point."""
+    return ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):X}}}"
+
+
+def _lark_class(gbnf_class: str) -> str:
+    """``[a-z\\x2D]`` -> ``/[a-z\\x{2D}]/``: a bare ``-`` between two characters is a range, an escaped one is not."""
+    inner = gbnf_class[1:-1]
+    negated = inner.startswith("^")
+    i = 1 if negated else 0
+    items: list[tuple[str, bool]] = []
+    while i < len(inner):
+        ch, escaped, i = _read(inner, i)
+        items.append((ch, escaped))
+    parts: list[str] = []
+    k = 0
+    while k < len(items):
+        if k + 2 < len(items) and items[k + 1] == ("-", False):
+            parts.append(f"{_regex_char(items[k][0])}-{_regex_char(items[k + 2][0])}")
+            k += 3
+        else:
+            parts.append(_regex_char(items[k][0]))
+            k += 1
+    return "/[" + ("^" if negated else "") + "".join(parts) + "]/"
+
+
+def gbnf_body_to_lark(body: str, names: dict[str, str]) -> str:
+    """Spell a GBNF rule body in Lark: same operators, Lark strings, one-character regex classes."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(body):
+        match = _TOKEN.match(body, pos)
+        if match is None:
+            raise GrammarError(f"cannot spell GBNF in Lark at {body[pos : pos + 20]!r}")
+        pos = match.end()
+        kind, text = match.lastgroup, match.group()
+        if kind == "ws":
+            continue
+        if kind == "string":
+            out.append(_lark_string(_unescape(text[1:-1])))
+        elif kind == "cls":
+            out.append(_lark_class(text))
+        elif kind == "name":
+            out.append(names[text])
+        elif kind == "dot":
+            out.append("/(?s:.)/")
+        elif kind == "rep" or text in "*+?":
+            out[-1] += text  # postfix operators stay attached to their operand
+        else:
+            out.append(text)
+    return " ".join(out)
+
+
+def to_lark(parser: Parser, *, lazy: bool = False) -> str:
+    """Lark grammar (llguidance dialect) for ``parser``; ``lazy`` as for :func:`~.gbnf.to_gbnf`."""
+    return LarkWriter(parser).lark(lazy=lazy)
