@@ -1,0 +1,100 @@
+"""PEG → Lark (llguidance dialect): the same language as the GBNF, with llguidance-native forms.
+
+Checked with llguidance itself. The Lark grammar must accept and reject what the GBNF grammar does (the acceptance
+table of ``test_gbnf``), and where greedy lexing made llguidance stricter than GBNF semantics (content ending in a
+delimiter prefix), the fused stop lexemes make the Lark grammar exact.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autoparser import peg as p
+from autoparser.peg.lark import gbnf_body_to_lark
+from tests.support import llg
+
+from .test_gbnf import ACCEPTANCE, CHAT
+
+
+def lark_accepts(parser: p.Parser, text: str, *, lazy: bool = False) -> bool:
+    return llg.matches(llg.compile_lark(parser.to_lark(lazy=lazy)), text)
+
+
+def rule_line(lark: str, name: str) -> str:
+    return next(line for line in lark.splitlines() if line.split("[")[0].split(":")[0] == name)
+
+
+@pytest.mark.parametrize(("name", "parser", "good", "bad"), ACCEPTANCE, ids=[a[0] for a in ACCEPTANCE])
+def test_lark_accepts_what_the_gbnf_accepts(name: str, parser: p.Parser, good: list[str], bad: list[str]) -> None:
+    for text in good:
+        assert lark_accepts(parser, text), text
+    for text in bad:
+        assert not lark_accepts(parser, text), text
+
+
+def test_lazy_grammar_is_the_trigger_rules() -> None:
+    call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    assert lark_accepts(CHAT, call, lazy=True)
+    assert not lark_accepts(CHAT, "Hello " + call, lazy=True)
+
+
+class TestText:
+    def test_start_rule_and_lowercase_names(self) -> None:
+        parser = p.rule("Tool-Get", p.literal("a")) + p.rule("tool-get", p.literal("b"))
+        lark = parser.to_lark()
+        assert lark.splitlines()[0] == "start: root"
+        names = [line.split(":")[0] for line in lark.splitlines()]
+        assert names == [n.lower() for n in names] and len(set(names)) == len(names)
+        assert lark_accepts(parser, "ab") and not lark_accepts(parser, "ba")
+
+    def test_schema_is_native_json(self) -> None:
+        schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2}}, "required": ["n"]}
+        parser = p.literal("<a>") + p.schema(p.json(), "args", schema) + "</a>"
+        lark = parser.to_lark()
+        assert rule_line(lark, "args") == "args: %json " + json.dumps(schema)
+        assert lark_accepts(parser, '<a>{"n": 3}</a>')
+        assert not lark_accepts(parser, '<a>{"n": 1}</a>')
+        assert not lark_accepts(parser, '<a>{"m": 3}</a>')
+
+    def test_generic_json_leaves_are_native_json(self) -> None:
+        lark = (p.json() + p.json_string()).to_lark()
+        assert "json-value: %json {}" in lark and 'json-string: %json {"type": "string"}' in lark
+
+    def test_until_then_delimiter_is_one_stop_lexeme(self) -> None:
+        parser = p.literal("<think>") + p.until("</think>") + p.space() + p.literal("</think>\n") + "x"
+        lark = parser.to_lark()
+        assert 'until-think[stop="</think>"]: /(?s:.*)/' in lark
+        assert rule_line(lark, "root") == 'root: "<think>" until-think "\\n" "x"'
+
+    def test_until_without_its_delimiter_stays_an_exclusion_pattern(self) -> None:
+        parser = p.until_one_of(["<a>", "<b>"]) + "<a>"
+        lark = parser.to_lark()
+        assert "stop=" not in lark
+        assert lark_accepts(parser, "x<b<a>") and not lark_accepts(parser, "x<b><a>")
+
+    def test_character_classes(self) -> None:
+        names: dict[str, str] = {}
+        assert gbnf_body_to_lark(r"[a-z\x2D_]+", names) == r"/[a-z\x{2D}\x{5F}]/+"
+        assert gbnf_body_to_lark(r'[^\n\]"] "\\"', names) == r'/[^\x{A}\x{5D}\x{22}]/ "\\"'
+        assert gbnf_body_to_lark("[一-龥]{1,3}", names) == "/[\\x{4E00}-\\x{9FA5}]/{1,3}"
+
+
+def test_content_ending_in_a_delimiter_prefix_is_exact() -> None:
+    """GBNF through llguidance rejects ``x</`` + ``</think>`` (greedy lexing); the stop lexeme gets it right."""
+    parser = p.until("</think>") + "</think>"
+    for text in ["x</</think>", "a<</think>", "<</think>", "x</thin</think>", "</think>"]:
+        assert parser.parse(text).success
+        assert lark_accepts(parser, text), text
+    assert not lark_accepts(parser, "a</think></think>")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="<>/tagx", max_size=14), st.sampled_from(["</tag>", ">>>", "aa"]))
+def test_fused_until_is_exact(text: str, delimiter: str) -> None:
+    """until(D) D end: Lark accepts exactly what the parser accepts."""
+    parser = p.until(delimiter) + delimiter + p.end()
+    assert lark_accepts(parser, text) == parser.parse(text).success
