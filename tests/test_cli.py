@@ -14,6 +14,8 @@ import pytest
 from autoparser import cli
 from autoparser.cli import main, visible
 
+from .support import llg
+
 
 @pytest.fixture(autouse=True)
 def _plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,3 +171,11 @@ def test_grammar_command_prints_grammar_and_triggers(capsys: pytest.CaptureFixtu
     assert "no grammar" in capsys.readouterr().out
     assert cli.main(["grammar", "meta-llama-Llama-3.1-8B-Instruct", "--tools", tools]) == 0
     assert "# trigger pattern:" in capsys.readouterr().out
+
+
+def test_grammar_command_prints_lark(capsys: pytest.CaptureFixture[str]) -> None:
+    tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
+    assert cli.main(["grammar", "Qwen3.5-4B", "--tools", tools, "--format", "lark", "--tool-choice", "required"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("start: root\n") and "%json" in out and "// applies to the whole output" in out
+    llg.compile_lark(out)  # the whole output, comments included, is a grammar llguidance loads

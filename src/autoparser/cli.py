@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_argument("--json-schema", metavar="JSON", help="file with a response-format JSON schema")
     grammar.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
     grammar.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
-    grammar.add_argument("--format", choices=["gbnf"], default="gbnf", help="grammar dialect (default gbnf)")
+    grammar.add_argument(
+        "--format", choices=["gbnf", "lark"], default="gbnf", help="dialect: gbnf (llama.cpp) or lark (llguidance)"
+    )
     return parser
 
 
@@ -293,18 +295,21 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_grammar(chat: ChatParams) -> str:
-    """The grammar, then one line per trigger, the preserved tokens and the thinking tags (as comments)."""
-    if chat.grammar is None:
-        return "# no grammar for this request (no tools, tool_choice none, or a format without a grammar yet)"
-    lines = [chat.grammar.rstrip("\n"), ""]
+def format_grammar(chat: ChatParams, dialect: str = "gbnf") -> str:
+    """The grammar (``gbnf`` or ``lark``), then as comments (``#`` in GBNF, ``//`` in Lark) one line per trigger,
+    the preserved tokens and the thinking tags, so the output stays a valid grammar file."""
+    grammar = chat.lark_grammar if dialect == "lark" else chat.grammar
+    comment = "//" if dialect == "lark" else "#"
+    if grammar is None:
+        return f"{comment} no grammar for this request (no tools, or tool_choice none)"
+    lines = [grammar.rstrip("\n"), ""]
     mode = "lazy: applies once a trigger fires" if chat.grammar_lazy else "applies to the whole output"
-    lines.append(f"# {mode}")
-    lines += [f"# trigger {t.type}: {json.dumps(t.value, ensure_ascii=False)}" for t in chat.grammar_triggers]
-    lines.append("# preserved tokens: " + json.dumps(list(chat.preserved_tokens), ensure_ascii=False))
+    lines.append(f"{comment} {mode}")
+    lines += [f"{comment} trigger {t.type}: {json.dumps(t.value, ensure_ascii=False)}" for t in chat.grammar_triggers]
+    lines.append(f"{comment} preserved tokens: " + json.dumps(list(chat.preserved_tokens), ensure_ascii=False))
     if chat.thinking_end_tag:
         tags = json.dumps([chat.thinking_start_tag, chat.thinking_end_tag], ensure_ascii=False)
-        lines.append(f"# thinking tags (triggers inside do not fire): {tags}")
+        lines.append(f"{comment} thinking tags (triggers inside do not fire): {tags}")
     return "\n".join(lines)
 
 
@@ -326,7 +331,7 @@ def _grammar(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, ValueError, TypeError, AutoparserError) as err:
         _error(str(err))
         return 1
-    print(format_grammar(chat), file=sys.stdout)
+    print(format_grammar(chat, args.format), file=sys.stdout)
     return 0
 
 
