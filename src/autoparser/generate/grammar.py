@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
+from ..errors import GrammarError
+from ..peg.gbnf_syntax import RuleSet
+from ..peg.json_schema import JsonSchemaConverter
 from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
@@ -121,9 +124,19 @@ def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Pa
     # Templates put a line break around values (``>\nVALUE\n</parameter>``); the value itself is constrained.
     pad = p.optional(p.choice("\r\n", "\n"))
     if accepts_string(schema):
+        if not _constrains_text(schema):
+            return p.until(core(args.value_suffix))  # any text; the closing tag follows directly (one Lark lexeme)
         constrained = p.schema(p.until(core(args.value_suffix)), rule, schema, raw=True)
-        return p.choice(pad + constrained + pad, constrained) if schema else constrained
+        return p.choice(pad + constrained + pad, constrained)
     return p.space() + p.schema(p.json(), rule, schema) + p.space()
+
+
+def _constrains_text(schema: dict[str, object]) -> bool:
+    """Whether a string-accepting schema limits the raw text of a value (enum, const, pattern, length...)."""
+    try:
+        return JsonSchemaConverter(RuleSet()).convert_raw_string(schema, "value") is not None
+    except GrammarError:
+        return True  # let the grammar build report it
 
 
 def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
