@@ -22,16 +22,13 @@ from dataclasses import dataclass
 from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
-from ..errors import GrammarError
-from ..peg.gbnf_syntax import RuleSet
-from ..peg.json_schema import JsonSchemaConverter
 from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string
 from .tools_json import field_key, member_key
 
-__all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar"]
+__all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar", "json_answer", "rule_safe"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +84,8 @@ def _tight(marker: str) -> p.Parser:
     return p.literal(text) if text else p.eps()
 
 
-def _rule_safe(name: str) -> str:
+def rule_safe(name: str) -> str:
+    """A tool or parameter name as a rule-name fragment (letters, digits and dashes)."""
     return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-") or "tool"
 
 
@@ -99,7 +97,7 @@ def _arguments_schema(tool: ToolSpec) -> dict[str, object]:
 def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     fmt = analysis.tools.format
     sep = p.space() + "," + p.space()
-    args = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
+    args = p.schema(p.json(), f"{rule_safe(tool.name)}-args", _arguments_schema(tool))
     if fmt.fun_name_is_key:
         return "{" + p.space() + p.literal(f'"{tool.name}"') + p.space() + ":" + p.space() + args + p.space() + "}"
     members: dict[str, p.Parser] = {}
@@ -120,7 +118,7 @@ def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Parser:
     args = analysis.tools.arguments
     schema = tool.property_schema(name) or {}
-    rule = f"{_rule_safe(tool.name)}-{_rule_safe(name)}"
+    rule = f"{rule_safe(tool.name)}-{rule_safe(name)}"
     # Templates put a line break around values (``>\nVALUE\n</parameter>``); the value itself is constrained.
     pad = p.optional(p.choice("\r\n", "\n"))
     if accepts_string(schema):
@@ -131,12 +129,14 @@ def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Pa
     return p.space() + p.schema(p.json(), rule, schema) + p.space()
 
 
+_TEXT_CONSTRAINTS = frozenset(
+    {"enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref", "not"}
+)
+
+
 def _constrains_text(schema: dict[str, object]) -> bool:
-    """Whether a string-accepting schema limits the raw text of a value (enum, const, pattern, length...)."""
-    try:
-        return JsonSchemaConverter(RuleSet()).convert_raw_string(schema, "value") is not None
-    except GrammarError:
-        return True  # let the grammar build report it
+    """Whether a string-accepting schema may limit the raw text of a value (then the converter decides how)."""
+    return not _TEXT_CONSTRAINTS.isdisjoint(schema)
 
 
 def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
@@ -166,7 +166,7 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     if cid.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(cid.prefix):
         head = head + p.optional(flex(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
-        body = p.schema(p.json(), f"{_rule_safe(tool.name)}-args", _arguments_schema(tool))
+        body = p.schema(p.json(), f"{rule_safe(tool.name)}-args", _arguments_schema(tool))
     else:
         body = _tagged_arguments(analysis, tool)
     return head + body + flex(fn.close)
@@ -175,9 +175,9 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
     fmt = analysis.tools.format
     if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        calls = [p.rule(f"tool-{_rule_safe(t.name)}", _json_call(analysis, t)) for t in request.tools]
+        calls = [p.rule(f"tool-{rule_safe(t.name)}", _json_call(analysis, t)) for t in request.tools]
     else:
-        calls = [p.rule(f"tool-{_rule_safe(t.name)}", _tag_call(analysis, t)) for t in request.tools]
+        calls = [p.rule(f"tool-{rule_safe(t.name)}", _tag_call(analysis, t)) for t in request.tools]
     call = p.choice(*calls)
     if core(fmt.per_call_start):
         call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)
@@ -256,7 +256,7 @@ def _extras(spec: GrammarSpec) -> dict[str, object]:
     }
 
 
-def _answer(request: ParseRequest) -> p.Parser:
+def json_answer(request: ParseRequest) -> p.Parser:
     """A JSON answer under the request's response schema, bare or in a ```json fence."""
     assert request.json_schema is not None
     value = p.schema(p.json(), "response", json.loads(request.json_schema))
@@ -267,8 +267,8 @@ def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> Gramma
     """A dedicated format's grammar: the format supplies the parts, the request picks the shape."""
     gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
     if request.json_schema is not None:
-        body = contributed.response if contributed.response is not None else p.space() + _answer(request) + p.space()
-        return _whole(gp + body)
+        body = contributed.response
+        return _whole(gp + (body if body is not None else p.space() + json_answer(request) + p.space()))
     if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
     if request.tool_choice == "required":
@@ -285,7 +285,7 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
     fmt = analysis.tools.format
     has_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
     if request.json_schema is not None:
-        body = _whole_output(analysis, request) + p.space() + _answer(request) + p.space()
+        body = _whole_output(analysis, request) + p.space() + json_answer(request) + p.space()
         return _whole(body)
     if not has_tools:
         return GrammarSpec()

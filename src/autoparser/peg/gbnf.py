@@ -158,6 +158,7 @@ class GrammarWriter:
         self.rules = rules if rules is not None else RuleSet()
         self.peg_rules = collect_rules(root)
         self._converter: JsonSchemaConverter | None = None
+        self._untils: dict[tuple[str, ...], Expr] = {}
         for shared in ("root", SPACE_RULE, JSON_WS_RULE, ANY_CHAR_RULE):  # claim the fixed names first
             self.rules.reserve(shared, ("root",) if shared == "root" else None)
 
@@ -239,7 +240,7 @@ class GrammarWriter:
                 any_rule = self._shared(ANY_CHAR_RULE, ANY_CHAR_BODY)
                 return Expr(f"{any_rule.text}*", POSTFIX)
             case Until(delimiters=delimiters):
-                return until_pattern(delimiters, self.rules)
+                return self._until(delimiters)
             case Rule(name=name) | Ref(name=name):
                 return Expr(self.rule_name(name), ATOM)
             case Tag(child=child) | Atomic(child=child):
@@ -255,6 +256,14 @@ class GrammarWriter:
             case StringContent(quote=quote, flavor=flavor):
                 return Expr(self._string_content(quote, flavor), ATOM)
         raise GrammarError(f"cannot write GBNF for parser node of type {type(node).__name__}")
+
+    def _until(self, delimiters: tuple[str, ...]) -> Expr:
+        """The exclusion pattern, inline (llguidance would lex a rule of its own greedily), computed once per
+        delimiter set: tagged formats close every value with the same tag."""
+        expr = self._untils.get(delimiters)
+        if expr is None:
+            expr = self._untils[delimiters] = until_pattern(delimiters, self.rules)
+        return expr
 
     def _schema(self, node: Schema) -> Expr:
         schema = node.json_schema

@@ -47,11 +47,12 @@ def _escape_control(ch: str) -> str:
     return f"\\x{code:02X}" if code < 0x20 or code == 0x7F else ch
 
 
+_LITERAL_TABLE = {c: f"\\x{c:02X}" for c in (*range(0x20), 0x7F)} | {ord(k): v for k, v in _LITERAL_ESCAPES.items()}
+
+
 def literal(text: str) -> str:
     """Quote ``text`` as a GBNF string literal (non-ASCII is written as-is, controls as ``\\xHH``)."""
-    if text == "":
-        return '""'
-    return '"' + "".join(_LITERAL_ESCAPES.get(ch) or _escape_control(ch) for ch in text) + '"'
+    return '"' + text.translate(_LITERAL_TABLE) + '"'
 
 
 def class_char(ch: str) -> str:
@@ -65,28 +66,12 @@ def sanitize_rule_name(name: str) -> str:
     return cleaned or "rule"
 
 
+_NOT_NAMES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|\{[^}]*\}')
+
+
 def rule_references(body: str) -> list[str]:
-    """Names of the rules referenced by a GBNF rule body (literals and classes are skipped)."""
-    refs: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        ch = body[i]
-        if ch == '"' or ch == "[":
-            close = '"' if ch == '"' else "]"
-            i += 1
-            while i < n and body[i] != close:
-                i += 2 if body[i] == "\\" else 1
-            i += 1
-        elif ch == "{":  # repetition bounds such as {2,5}
-            i = body.find("}", i) + 1 or n
-        else:
-            m = _IDENT.match(body, i)
-            if m:
-                refs.append(m.group())
-                i = m.end()
-            else:
-                i += 1
-    return refs
+    """Names of the rules referenced by a GBNF rule body (literals, classes and repetition bounds are skipped)."""
+    return _IDENT.findall(_NOT_NAMES.sub(" ", body))
 
 
 class RuleSet:

@@ -16,6 +16,10 @@ parser cannot express:
 * models drop the section markers and even the per-call end marker (``...{json}<|tool_call_begin|>...``), so a
   call ends at its end marker, at whatever follows its arguments, or at the end of the output;
 * the thinking model starts calling tools without closing ``<think>``: reasoning stops at a tool-call marker.
+
+The grammar (:func:`grammar`) is strict where the parser is lenient, but keeps the two liberties the models really
+take: the section markers may be left out (and then the per-call end markers too), and a call may start inside an
+unclosed ``<think>`` block.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ from ... import peg as p
 from ...analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser, response_format
+from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
 from ..reasoning import prefill
 from ..request import ParseRequest, ToolSpec
 
-__all__ = ["build"]
+__all__ = ["build", "grammar"]
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -102,3 +107,67 @@ def _head(tool: ToolSpec) -> p.Parser:
     once the argument marker shows the name is not a prefix of a longer one. The id is the text as written."""
     call_id = p.optional(NAME_PREFIX) + p.tag(tags.TOOL_NAME, p.literal(tool.name)) + p.optional(":" + p.chars("[0-9]"))
     return p.atomic(p.tag(tags.TOOL_ID, call_id) + p.space() + ARGS_BEGIN)
+
+
+# --- grammar -------------------------------------------------------------------------------------------------------
+
+# Every marker of the format is one special token in the Kimi tokenizer; the analysis of moonshotai-Kimi-K2 reports
+# fragments of the call id instead (``functions.``, ``:0<|tool_call_argument_begin|>``), so the list is fixed here.
+PRESERVED_TOKENS = (SECTION_BEGIN, SECTION_END, CALL_BEGIN, ARGS_BEGIN, CALL_END, THINK_START, THINK_END)
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """The grammar parts for ``request``: a lazy section triggered by either call-opening marker, the default
+    whole-output shape for ``tool_choice="required"`` (any text, then the calls) and an optional reasoning block
+    before a ``json_schema`` answer.
+
+    No thinking tags are reported, on purpose: a tool-call marker *ends* Kimi's reasoning (the thinking model calls
+    tools from inside an unclosed ``<think>``, corpus cases ``Kimi-K2-Thinking_011``/``_012``), so a sampler must
+    not ignore the triggers between ``<think>`` and ``</think>``; tags would tell it to. ``analysis`` is not read:
+    the markers are fixed by the format, and the analysis cannot tell the thinking template from the others."""
+    response = _response(request) if request.json_schema is not None else None
+    if not request.tools_enabled:
+        return FormatGrammar(response=response, preserved_tokens=PRESERVED_TOKENS, thinking_tags=("", ""))
+    return FormatGrammar(
+        section=_grammar_section(request),
+        # The section markers are optional, so a call may also open with its own marker.
+        triggers=(Trigger("word", SECTION_BEGIN), Trigger("word", CALL_BEGIN)),
+        response=response,
+        preserved_tokens=PRESERVED_TOKENS,
+        thinking_tags=("", ""),
+    )
+
+
+def _grammar_section(request: ParseRequest) -> p.Parser:
+    """``<|tool_calls_section_begin|>`` calls ``<|tool_calls_section_end|>``, or the calls alone.
+
+    Inside a section every call is closed by its end marker; without one, models drop the end markers too
+    (``{json}<|tool_call_begin|>...`` and a last call ending at the end of the output), so they are optional there.
+    Several calls only when the request allows parallel calls."""
+    tools = [p.rule(f"tool-{rule_safe(tool.name)}", _grammar_call(tool)) for tool in request.tools]
+    # ``functions.`` is shared, not repeated per tool: llguidance turns a tool whose arguments are terminal-only
+    # into one greedy lexeme, and ``functions.get_weather...`` would then swallow the start of ``get_weather_now``.
+    head = CALL_BEGIN + NAME_PREFIX + (tools[0] if len(tools) == 1 else p.choice(*tools))
+
+    def calls(end: p.Parser) -> p.Parser:
+        call = head + end
+        return call + p.zero_or_more(p.space() + call) if request.parallel_tool_calls else call
+
+    sectioned = SECTION_BEGIN + p.space() + calls(p.space() + CALL_END) + p.space() + SECTION_END
+    return p.choice(sectioned, calls(p.optional(p.space() + CALL_END)))
+
+
+def _grammar_call(tool: ToolSpec) -> p.Parser:
+    """``NAME:IDX<|tool_call_argument_begin|>{json}``: the id as the template writes it (the index counts the calls
+    of the whole conversation, so any number), then the arguments under the tool's schema. Every alternative ends
+    its name at ``:``, so no tool's lexeme can end inside another tool's name."""
+    arguments = p.schema(p.json(), f"{rule_safe(tool.name)}-args", tool.parameters or {"type": "object"})
+    return p.literal(tool.name) + ":" + p.chars("[0-9]", 1) + ARGS_BEGIN + p.space() + arguments
+
+
+def _response(request: ParseRequest) -> p.Parser:
+    """The answer to a ``json_schema`` request: an optional ``<think>`` block (the thinking model reasons first),
+    then the JSON value, bare or in a ```json fence."""
+    reasoning = p.optional(THINK_START + p.until(THINK_END) + p.literal(THINK_END) + p.space())
+    return p.space() + reasoning + json_answer(request) + p.space()
+
