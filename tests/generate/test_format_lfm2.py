@@ -11,6 +11,7 @@ import pytest
 from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.formats.lfm2 import decode_python_escapes, python_kwargs_to_json, python_literal_to_json
 
+from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 from .helpers import calls_of, stream_char_by_char
 
 TOOLS: list[dict[str, Any]] = [
@@ -239,3 +240,293 @@ def test_kwargs_to_json() -> None:
     assert python_kwargs_to_json("") == "{}"
     assert json.loads(python_kwargs_to_json("a=1, b=[None, 'x'], a=2")) == {"a": 2, "b": [None, "x"]}
     assert json.loads(python_kwargs_to_json('q={"True": "None"}')) == {"q": {"True": "None"}}
+
+
+# --------------------------------------------------------------------------------------------------------- grammars
+# Neither template renders tool-call history, so the shared negative grammar test cannot derive their call syntax:
+# these checks use hand-written outputs in each format instead.
+
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
+    "required": ["city", "days"],
+}
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}}]
+PING = {"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}}
+
+
+def weather_chat(fmt: str, **kwargs: Any) -> ChatParams:
+    kwargs.setdefault("tools", WEATHER)
+    return chat(fmt, **kwargs)
+
+
+@pytest.mark.parametrize("choice", ["auto", "required"])
+@pytest.mark.parametrize(
+    "calls",
+    [
+        '[get_weather(city="Paris", days=2)]',
+        "[get_weather(city='Tokyo', days=-14)]",
+        '[get_weather( city = "Paris" ,days=0 ) ]',
+    ],
+)
+def test_grammar_accepts_calls(fmt: str, choice: str, calls: str) -> None:
+    output = section(fmt, calls)
+    params = weather_chat(fmt, tool_choice=choice)
+    assert all_accept(params, output), verdicts(params, output)
+
+
+@pytest.mark.parametrize(
+    ("label", "calls"),
+    [
+        ("unknown tool", '[launch_rocket(city="Paris", days=2)]'),
+        ("missing required", '[get_weather(city="Paris")]'),
+        ("wrong type", '[get_weather(city="Paris", days="two")]'),
+        ("enum violation", '[get_weather(city="Berlin", days=2)]'),
+        ("unknown argument", '[get_weather(city="Paris", days=2, hours=3)]'),
+        ("positional argument", '[get_weather("Paris", days=2)]'),
+        ("unclosed value", '[get_weather(city="Paris", days=[2)]'),
+        ("unclosed string", '[get_weather(city="Paris, days=2)]'),
+        ("unclosed call", '[get_weather(city="Paris", days=2]'),
+    ],
+)
+def test_grammar_rejects_invalid_calls(fmt: str, label: str, calls: str) -> None:
+    params = weather_chat(fmt, tool_choice="required")
+    output = section(fmt, calls)
+    assert all_reject(params, output), (label, verdicts(params, output))
+
+
+def test_grammar_shape_lfm2() -> None:
+    params = weather_chat("lfm2")
+    assert params.grammar_lazy
+    assert [(t.type, t.value) for t in params.grammar_triggers] == [("word", "<|tool_call_start|>")]
+    assert params.preserved_tokens == ("<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>")
+    assert (params.thinking_start_tag, params.thinking_end_tag) == ("<think>", "</think>")
+    # The markers are part of LFM2's call: a bare list is not one.
+    assert all_reject(weather_chat("lfm2", tool_choice="required"), '[get_weather(city="Paris", days=2)]')
+
+
+def test_grammar_shape_lfm25() -> None:
+    params = weather_chat("lfm2.5", tools=[*WEATHER, PING])
+    assert params.grammar_lazy
+    assert [(t.type, t.value) for t in params.grammar_triggers] == [("word", "[get_weather("), ("word", "[ping(")]
+    assert params.preserved_tokens == ("<think>", "</think>")
+    assert (params.thinking_start_tag, params.thinking_end_tag) == ("<think>", "</think>")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Arrays look like [1, 2]; [get_weather] alone is text, and so is get_weather(city='Paris').",
+        "<think>Maybe [get_weather(city='Paris', days=1)] or <|tool_call_start|>?</think>No call needed.",
+    ],
+)
+def test_trigger_not_on_content(fmt: str, text: str) -> None:
+    params = weather_chat(fmt, reasoning_format="auto")
+    assert trigger_position(params, params.generation_prompt + text) < 0
+
+
+def test_trigger_fires_on_call(fmt: str) -> None:
+    params = weather_chat(fmt, reasoning_format="auto")
+    output = "<think>Weather [1].</think>Let me check. " + section(fmt, '[get_weather(city="Paris", days=2)]')
+    position = trigger_position(params, params.generation_prompt + output)
+    assert position == len(params.generation_prompt) + output.index("[get_weather" if fmt == "lfm2.5" else "<|tool")
+    assert all_accept(params, output), verdicts(params, output)
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["", "Let me check [the] weather.\n", "<think>Paris, [get_weather( then.</think>", "<think>x</think>\nSure: "],
+)
+def test_required_grammar_allows_reasoning_and_content(fmt: str, head: str) -> None:
+    params = weather_chat(fmt, tool_choice="required")
+    assert not params.grammar_lazy
+    assert params.grammar_triggers == ()
+    output = head + section(fmt, '[get_weather(city="Paris", days=2)]') + "\n"
+    assert all_accept(params, output), verdicts(params, output)
+    assert all_reject(params, head + "No call at all.")
+
+
+def test_parallel_calls_only_when_enabled(fmt: str) -> None:
+    output = section(fmt, '[get_weather(city="Paris", days=2), ping(), get_weather(city="Tokyo", days=1)]')
+    tools = [*WEATHER, PING]
+    assert all_accept(weather_chat(fmt, tools=tools, parallel_tool_calls=True), output)
+    assert all_reject(weather_chat(fmt, tools=tools, parallel_tool_calls=False), output)
+    assert all_reject(weather_chat(fmt, tools=tools, tool_choice="required"), output)
+
+
+def test_no_grammar_without_tools(fmt: str) -> None:
+    assert weather_chat(fmt, tool_choice="none").grammar is None
+    params = weather_chat(fmt, tools=None)
+    assert params.grammar is None
+    assert (params.thinking_start_tag, params.thinking_end_tag) == ("<think>", "</think>")
+
+
+def test_json_schema_response_after_reasoning(fmt: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    params = chat(fmt, tools=None, json_schema=schema)
+    assert not params.grammar_lazy
+    for output in ('{"n": 1}', '<think>One.</think>\n```json\n{"n": 1}\n```'):
+        assert all_accept(params, output), (output, verdicts(params, output))
+    assert all_reject(params, '{"n": "one"}')
+
+
+PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "minLength": 2, "maxLength": 5},
+        "unit": {"type": "string", "pattern": "^(c|f)$"},
+        "day": {"type": "string", "format": "date"},
+        "when": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
+        "mode": {"const": "fast"},
+        "tags": {"type": "array", "items": {"enum": ["a", "it's"]}, "minItems": 1, "maxItems": 2},
+        "box": {
+            "type": "object",
+            "properties": {"w": {"type": "number"}, "on": {"type": "boolean"}},
+            "required": ["on"],
+            "additionalProperties": {"type": "integer"},
+        },
+        "tree": {"$ref": "#/$defs/node"},
+        "both": {
+            "allOf": [
+                {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+                {"properties": {"y": {"type": "string"}}},
+            ]
+        },
+        "free": {},
+        "items": {"type": "array"},
+        "opaque": {"not": {"type": "string"}},
+    },
+    "required": ["code"],
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["v"],
+        }
+    },
+}
+TYPED = [{"type": "function", "function": {"name": "typed", "parameters": PARAMS_SCHEMA}}]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        "code='ab'",
+        r'code="a\"b\n"',  # escapes count as one character each
+        "code='abcde', unit='f', day='2024-02-29', when=None, mode=\"fast\"",
+        "code='ab', when=3, tags=['a', \"it's\"], box={'w': -1.5e3, 'on': True, 'extra': 7}",
+        "code='ab', tree={'v': 1, 'kids': [{'v': 2, 'kids': []}, {\"v\": 3}]}",
+        "code='ab', both={'x': 1, 'y': 'z'}, free=[None, {'k': 1}], items=[[], {}]",
+        "code='ab', opaque={'anything': ['goes', 1.5, True]}",
+    ],
+)
+def test_grammar_python_values_follow_the_schema(fmt: str, kwargs: str) -> None:
+    output = section(fmt, f"[typed({kwargs})]")
+    params = chat(fmt, tools=TYPED)
+    assert all_accept(params, output), (kwargs, verdicts(params, output))
+
+
+@pytest.mark.parametrize(
+    ("label", "kwargs"),
+    [
+        ("too short", "code='a'"),
+        ("too long", "code='abcdef'"),
+        ("pattern", "code='ab', unit='k'"),
+        ("format", "code='ab', day='Monday'"),
+        ("minimum", "code='ab', when=0"),
+        ("const", "code='ab', mode='slow'"),
+        ("enum item", "code='ab', tags=['b']"),
+        ("minItems", "code='ab', tags=[]"),
+        ("maxItems", "code='ab', tags=['a', 'a', 'a']"),
+        ("missing required key", "code='ab', box={'w': 1}"),
+        ("additional value type", "code='ab', box={'on': False, 'extra': 'x'}"),
+        ("JSON literal", "code='ab', box={'on': true}"),
+        ("recursive required", "code='ab', tree={'v': 1, 'kids': [{'kids': []}]}"),
+        ("merged required", "code='ab', both={'y': 'z'}"),
+        ("schema order", "when=3, code='ab'"),
+        ("expression", "code='ab', free=[None] if True else []"),
+        ("tuple", "code='ab', free=(1, 2)"),
+        ("JSON spelling", "code='ab', free=null"),
+        ("repeated argument", "code='ab', code='cd'"),
+    ],
+)
+def test_grammar_python_values_outside_the_schema(fmt: str, label: str, kwargs: str) -> None:
+    params = chat(fmt, tools=TYPED, tool_choice="required")
+    output = section(fmt, f"[typed({kwargs})]")
+    assert all_reject(params, output), (label, verdicts(params, output))
+
+
+def test_grammar_tool_without_declared_arguments_takes_any_keywords(fmt: str) -> None:
+    params = chat(fmt, tools=[{"type": "function", "function": {"name": "anything"}}])
+    assert all_accept(params, section(fmt, "[anything(a=1, b_2=['x'], c={'d': None})]"))
+    assert all_accept(params, section(fmt, "[anything()]"))
+    assert all_reject(params, section(fmt, "[anything(1)]"))
+    assert all_reject(chat(fmt, tools=[PING]), section(fmt, "[ping(a=1)]"))
+
+
+def test_grammar_many_optional_arguments(fmt: str) -> None:
+    """Past three optional arguments the rest of the list is a rule per position (a linear grammar)."""
+    props = {f"o{i}": {"type": "integer"} for i in range(6)}
+    schema = {"type": "object", "properties": {"r": {"type": "string"}, **props}, "required": ["r"]}
+    params = chat(fmt, tools=[{"type": "function", "function": {"name": "many", "parameters": schema}}])
+    assert params.grammar is not None
+    assert "rest" in params.grammar
+    for kwargs in (
+        "r='x'",
+        "r='x', o5=5",
+        "r='x', o0=0, o2=2, o5=5",
+        "r='x', " + ", ".join(f"o{i}={i}" for i in range(6)),
+    ):
+        assert all_accept(params, section(fmt, f"[many({kwargs})]")), kwargs
+    for kwargs in ("o1=1", "r='x', o2=2, o1=1", "r='x',", "r='x', o1='1'"):
+        assert all_reject(params, section(fmt, f"[many({kwargs})]")), kwargs
+
+
+def test_grammar_rule_names_that_sanitize_alike(fmt: str) -> None:
+    """Tools and arguments whose names map to the same rule name still get their own rules."""
+    schema_a = {"type": "object", "properties": {"a-b": {"type": "integer"}, "a_b": {"type": "string"}}}
+    schema_b = {"type": "object", "properties": {"x": {"type": "boolean"}}, "required": ["x"]}
+    tools = [
+        {"type": "function", "function": {"name": "do_it", "parameters": schema_a}},
+        {"type": "function", "function": {"name": "do-it", "parameters": schema_b}},
+    ]
+    params = chat(fmt, tools=tools, parallel_tool_calls=True)
+    assert all_accept(params, section(fmt, "[do_it(a_b='s'), do-it(x=True)]"))
+    assert all_reject(params, section(fmt, "[do_it(a_b=1)]"))
+    assert all_reject(params, section(fmt, "[do-it(x=1)]"))
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        ({"type": "string", "format": "email"}, "'anything goes'", "1"),  # unknown format: any string
+        ({"type": "object", "properties": {}}, "{}", "{'k': 1}"),  # declared: no properties at all
+        ({"type": "object"}, "{'k': [1], \"n\": None}", "[]"),
+        ({"$ref": "#/properties/v"}, "1", "1 +"),  # a reference cycle that never consumes: any value
+        ({"$ref": "#/$defs/missing"}, "{'a': 1}", "{'a' 1}"),
+        ({"allOf": [{"type": "integer"}, {"type": "string"}]}, "'x'", "x"),  # cannot merge: any value
+        ({"type": ["integer", "null"], "enum": [1, None, "s"]}, "None", "'s'"),
+        ({"enum": [[1, "a"], {"k": False}]}, "{ 'k' : False }", "[1, 'b']"),
+        ({"enum": ['it\'s "x"\n']}, "'it\\'s \"x\"\\n'", "'it's'"),
+        ({"type": "array", "items": {"type": "integer"}, "minItems": 2}, "[1, 2, 3]", "[1]"),
+        ({"type": "array", "prefixItems": [{"type": "integer"}]}, "['any', 'list']", "'no'"),
+        ({"anyOf": [{"type": "string"}, {"type": "integer"}], "maxLength": 1}, "'a'", "'ab'"),
+        ({"nullable": True, "type": "number", "minimum": 0}, "None", "True"),
+        ({"type": "string", "minLength": 1}, "'\\''", "''"),
+        ({"const": "tab\there"}, "'tab\\there'", "'tab here'"),
+        ({"const": "bell\u0007"}, "'bell\\x07'", "'bell'"),
+        ({"type": "array", "maxItems": 0}, "[ ]", "[1]"),
+        ({"type": "color"}, "'red'", "red"),  # an unknown type: any value
+        ({"type": ["integer", "number"]}, "1.5", "'1'"),
+        ({"$ref": "#/properties/v/$defs/s", "maxLength": 2, "$defs": {"s": {"type": "string"}}}, "'ab'", "'abc'"),
+        ({"$ref": "#/properties/v/anyOf/0", "anyOf": [{"type": "string"}]}, "'a'", "1"),
+        ({"allOf": [{"$ref": "#/properties/v"}]}, "[1]", "[1"),  # a merge cycle: any value
+        ({"allOf": [True]}, "[1]", "[1"),
+        ({"$ref": "https://example.com/schema"}, "[1]", "[1"),
+    ],
+)
+def test_grammar_schema_corner_cases(schema: dict[str, Any], good: str, bad: str) -> None:
+    params_schema = {"type": "object", "properties": {"v": schema}, "required": ["v"]}
+    params = chat("lfm2.5", tools=[{"type": "function", "function": {"name": "f", "parameters": params_schema}}])
+    assert all_accept(params, f"[f(v={good})]"), (good, verdicts(params, f"[f(v={good})]"))
+    assert all_reject(params, f"[f(v={bad})]"), bad

@@ -9,6 +9,9 @@ Arguments are Python literals (``'...'``/``"..."`` strings with Python escapes, 
 numbers, lists, dicts). The parser validates them with :func:`~autoparser.peg.python_value` and tags the whole
 argument text; :func:`python_kwargs_to_json` turns a complete argument text into a JSON object, which is why the
 arguments of a call appear in one piece once its ``)`` is seen.
+
+The grammar (:func:`grammar`) is strict where the parser is lenient: one call list, calls of the request's tools
+only, keyword arguments in schema order typed by :class:`.python_literal_grammar.PythonLiteralGrammar`.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from ... import peg as p
 from ...analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser, response_format
+from ..grammar import FormatGrammar, Trigger, json_answer
 from ..markers import core, flex
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
+from .python_literal_grammar import PythonLiteralGrammar
 
-__all__ = ["build", "decode_python_escapes", "python_kwargs_to_json", "python_literal_to_json"]
+__all__ = ["build", "decode_python_escapes", "grammar", "python_kwargs_to_json", "python_literal_to_json"]
 
 CALL_START = "<|tool_call_start|>"
 CALL_END = "<|tool_call_end|>"
@@ -72,6 +77,69 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         request,
         convert_args=python_kwargs_to_json,
     )
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """The grammar parts for ``lfm2`` / ``lfm2.5`` (see :class:`~autoparser.generate.grammar.FormatGrammar`).
+
+    * LFM2: ``<|tool_call_start|>[call, ...]<|tool_call_end|>``, switched on by the start marker.
+    * LFM2.5: a bare ``[call, ...]``. Lists in prose are common, so the triggers are the words ``[NAME(`` for each
+      tool (as in the reference): only the opening of a real call switches the grammar on.
+
+    A call is ``NAME(kw=value, ...)`` with the tool's arguments as Python literals constrained by its schema; the
+    list holds several calls only when the request allows parallel calls. tool_choice required and json_schema
+    requests may open with a ``<think>...</think>`` block, which the models write although the templates never show
+    it; the thinking tags are reported so that a sampler ignores triggers inside it.
+    """
+    bare = analysis.format == "lfm2.5"
+    reasoning = analysis.reasoning if core(analysis.reasoning.end) else _THINK
+    start, end = core(reasoning.start), core(reasoning.end)
+    think = p.literal(start) + p.until(end) + p.literal(end) if start else p.until(end) + p.literal(end)
+    thinking = p.optional(p.space() + think + p.space())
+    preserved = tuple(t for t in (start, end) if t) + (() if bare else (CALL_START, CALL_END))
+    response = None
+    if request.json_schema is not None:
+        response = thinking + json_answer(request) + p.space()
+    if not request.tools_enabled:
+        return FormatGrammar(response=response, preserved_tokens=preserved, thinking_tags=(start, end))
+    taken: set[str] = set()
+    arguments = {tool.name: _grammar_arguments(tool, taken) for tool in request.tools}
+
+    def calls(opener: str) -> p.Parser:
+        return p.choice(*(p.literal(f"{opener}{tool.name}(") + arguments[tool.name] for tool in request.tools))
+
+    sep = p.space() + "," + p.space()
+    more = p.zero_or_more(sep + calls("")) if request.parallel_tool_calls else p.eps()
+    if bare:
+        # The list's "[" belongs to the first call's opener: that is the trigger word, and text before the calls
+        # stops at the trigger word that follows it (an until directly followed by its delimiter).
+        section = calls("[") + more + p.space() + "]"
+        triggers = tuple(Trigger("word", f"[{tool.name}(") for tool in request.tools)
+    else:
+        section = CALL_START + "[" + p.space() + calls("") + more + p.space() + "]" + CALL_END
+        triggers = (Trigger("word", CALL_START),)
+    # Text before the calls (may be empty) never holds the reasoning start tag: reasoning is the optional block
+    # before it. Otherwise a reasoning block could also be read as text, and a greedy lexer (llguidance) takes the
+    # longer text reading, which breaks off at a trigger word mentioned inside the reasoning.
+    content = p.until_one_of([t.value for t in triggers] + ([start] if start else []))
+    return FormatGrammar(
+        section=section + p.space(),
+        triggers=triggers,
+        required=thinking + content + section + p.space(),
+        response=response,
+        preserved_tokens=preserved,
+        thinking_tags=(start, end),
+    )
+
+
+def _grammar_arguments(tool: ToolSpec, taken: set[str]) -> p.Parser:
+    """What follows ``NAME(`` in a call: the tool's own keyword arguments, typed by its schema, and ``)``.
+
+    ``taken``: the rule names used so far in the grammar (see :class:`PythonLiteralGrammar`)."""
+    builder = PythonLiteralGrammar(tool.parameters or {"type": "object"}, f"tool-{tool.name}", taken)
+    kwargs = builder.keyword_arguments()
+    inside = p.space() if kwargs is None else p.space() + kwargs + p.space()
+    return p.rule(builder.name, inside + ")")  # the builder's own rules are named after it: tool-NAME-...
 
 
 def _kwargs(tagged: bool) -> p.Parser:
