@@ -93,3 +93,21 @@ def test_unbalanced_json_is_rejected(name: str) -> None:
         broken = output[:last] + output[last + 1 :]  # the arguments object is never closed
     assert broken != output
     assert all_reject(chat, broken), verdicts(chat, broken)
+
+
+@pytest.mark.parametrize("name", ["Qwen3.5-4B", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "moonshotai-Kimi-K2"])
+def test_tools_whose_names_sanitize_alike_stay_apart(name: str) -> None:
+    """``do_it`` and ``do-it`` are different tools even where rule names allow only one spelling."""
+    tmpl = ChatTemplate.load(name)
+    tools = [
+        {"type": "function", "function": {"name": n, "description": "d", "parameters": SCHEMA}}
+        for n in ("do_it", "do-it")
+    ]
+    chat = tmpl.apply(USER, tools=tools, tool_choice="required")
+    for tool in ("do_it", "do-it"):
+        output = rendered_call(tmpl, USER, tools, tool, {"city": "Paris", "days": 2})
+        assert output is not None
+        assert all_accept(chat, output), verdicts(chat, output)
+    output = rendered_call(tmpl, USER, tools, "do_it", {"city": "Paris", "days": 2})
+    assert output is not None
+    assert all_reject(chat, output.replace("do_it", "do.it")), "a name neither tool has"

@@ -175,9 +175,9 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
     fmt = analysis.tools.format
     if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        calls = [p.rule(f"tool-{rule_safe(t.name)}", _json_call(analysis, t)) for t in request.tools]
+        calls = [p.rule(f"tool-{t.name}", _json_call(analysis, t)) for t in request.tools]
     else:
-        calls = [p.rule(f"tool-{rule_safe(t.name)}", _tag_call(analysis, t)) for t in request.tools]
+        calls = [p.rule(f"tool-{t.name}", _tag_call(analysis, t)) for t in request.tools]
     call = p.choice(*calls)
     if core(fmt.per_call_start):
         call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)

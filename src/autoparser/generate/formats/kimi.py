@@ -144,7 +144,7 @@ def _grammar_section(request: ParseRequest) -> p.Parser:
     Inside a section every call is closed by its end marker; without one, models drop the end markers too
     (``{json}<|tool_call_begin|>...`` and a last call ending at the end of the output), so they are optional there.
     Several calls only when the request allows parallel calls."""
-    tools = [p.rule(f"tool-{rule_safe(tool.name)}", _grammar_call(tool)) for tool in request.tools]
+    tools = [p.rule(f"tool-{tool.name}", _grammar_call(tool)) for tool in request.tools]
     # ``functions.`` is shared, not repeated per tool: llguidance turns a tool whose arguments are terminal-only
     # into one greedy lexeme, and ``functions.get_weather...`` would then swallow the start of ``get_weather_now``.
     head = CALL_BEGIN + NAME_PREFIX + (tools[0] if len(tools) == 1 else p.choice(*tools))
