@@ -111,3 +111,28 @@ def test_tools_whose_names_sanitize_alike_stay_apart(name: str) -> None:
     output = rendered_call(tmpl, USER, tools, "do_it", {"city": "Paris", "days": 2})
     assert output is not None
     assert all_reject(chat, output.replace("do_it", "do.it")), "a name neither tool has"
+
+
+def _reasoning_templates() -> list[Any]:
+    return [
+        t for t in TEMPLATES
+        if ChatTemplate.load(t.values[0]).analysis.format == GENERIC
+        and ChatTemplate.load(t.values[0]).analysis.reasoning.end.strip()
+    ]
+
+
+@pytest.mark.parametrize("name", _reasoning_templates())
+def test_required_grammar_accepts_reasoning_that_mentions_the_trigger(name: str) -> None:
+    """With tool_choice required the output may reason first, and reasoning may quote the call marker."""
+    tmpl = ChatTemplate.load(name)
+    reasoning = tmpl.analysis.reasoning
+    start, end = reasoning.start.strip(), reasoning.end.strip()
+    words = [t.value for t in tmpl.apply(USER, tools=TOOLS).grammar_triggers if t.type == "word"]
+    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required")
+    call = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
+    assert call is not None
+    if start and call.lstrip().startswith(start):  # the template renders an (empty) reasoning block of its own
+        call = call[call.index(end) + len(end) :].lstrip()
+    opened = bool(start) and chat.generation_prompt.rstrip().endswith(start)
+    thought = ("" if opened else start) + f"I could write {words[0] if words else '{'} now." + end + "\n"
+    assert all_accept(chat, thought + call), verdicts(chat, thought + call)

@@ -204,6 +204,14 @@ def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigge
     return (Trigger("pattern", rf'({opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
 
 
+def _reasoning_opener(analysis: TemplateAnalysis, request: ParseRequest) -> str:
+    """The start tag of the optional reasoning block a whole-output grammar offers ("" when it offers none)."""
+    reasoning = analysis.reasoning
+    if reasoning.mode is ReasoningMode.NONE or not core(reasoning.end) or prefill(request.generation_prompt, reasoning):
+        return ""
+    return core(reasoning.start)
+
+
 def _reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
     """An optional reasoning block before the constrained part (whole-output grammars)."""
     reasoning = analysis.reasoning
@@ -294,7 +302,10 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
     if request.tool_choice == "required":
         words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
-        content = p.until_one_of(words)  # may be empty (an optional star confuses llguidance)
+        # Text before the calls may not open a reasoning block: with the optional block first, a reasoning that
+        # mentions the trigger word would otherwise also read as text ending there (llguidance commits to that).
+        opener = _reasoning_opener(analysis, request)
+        content = p.until_one_of([*words, opener] if opener else words)  # may be empty (no optional star: llguidance)
         body = _whole_output(analysis, request) + content + section + p.space()
         return _whole(body)
     root = p.trigger_rule("tool-call", section + p.space())
