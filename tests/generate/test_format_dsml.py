@@ -1,7 +1,9 @@
 """DeepSeek V3.2 / V4 DSML tool calls (``deepseek-dsml``), beyond the conformance corpus.
 
 Covers both templates (V3.2's ``function_calls`` section, V4's ``tool_calls``), the ``string`` attribute
-deciding between raw text and JSON, fallbacks to content, and append-only streaming.
+deciding between raw text and JSON, fallbacks to content, append-only streaming, and the grammars (checked with
+every engine of ``tests/support/grammar_check.py``): the trigger, value kinds per schema, parallel calls,
+``tool_choice="required"`` and ``json_schema`` shapes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
+from autoparser.generate.grammar import Trigger
 
+from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 from .helpers import calls_of, stream_char_by_char
 
 V32 = "deepseek-ai-DeepSeek-V3.2"
@@ -238,3 +242,168 @@ def test_streaming_unknown_tool_and_truncation() -> None:
     streamed = stream_char_by_char(params, text)
     assert streamed.tool_calls == ()
     assert streamed.content == params.parse(text).content
+
+
+# --- grammars ------------------------------------------------------------------------------------------------------
+
+GRAMMAR_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "enum": ["Paris", "Tokyo"]},
+                    "nights": {"type": "integer", "minimum": 1},
+                    "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                    "note": {"type": "string", "maxLength": 5},
+                    "guests": {"type": ["integer", "string"]},
+                    "when": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]},
+                    "tier": {"enum": ["gold", "basic"]},
+                    "extra": {"description": "anything"},
+                },
+                "required": ["city", "nights"],
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "log", "parameters": {"type": "object"}}},
+]
+
+
+def grammar_chat(template: str = V32, *, tools: list[dict[str, Any]] | None = GRAMMAR_TOOLS, **kw: Any) -> ChatParams:
+    return ChatTemplate.load(template).apply(
+        [{"role": "user", "content": "Book it."}], tools=tools, reasoning_format="deepseek", **kw
+    )
+
+
+def book(*params: str) -> str:
+    return invoke("book", param("city", "Paris", True), param("nights", "2", False), *params)
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+def test_grammar_trigger_fires_on_a_call_only(template: str) -> None:
+    params = grammar_chat(template)
+    start = f"<{D}{SECTIONS[template]}>"
+    assert params.grammar_lazy
+    assert params.grammar_triggers == (Trigger("word", start),)
+    assert params.preserved_tokens == (D, "<think>", "</think>")
+    assert (params.thinking_start_tag, params.thinking_end_tag) == ("<think>", "</think>")
+    gp = params.generation_prompt
+    plain = "I could call a tool.</think>It is sunny; <b>no</b> tools, 1 < 2, and <｜DSML｜ is just text."
+    assert trigger_position(params, gp + plain) == -1
+    call = "Let me book.</think>Booking." + section(book(), template=template)
+    assert trigger_position(params, gp + call) == len(gp + call) - len(section(book(), template=template)) + 2
+    assert all_accept(params, call), verdicts(params, call)
+    # A section written while reasoning does not fire; the grammar starts at the real one.
+    musing = f"Maybe {start}?</think>" + section(book(), template=template)
+    assert trigger_position(params, gp + musing) == (gp + musing).rindex(start)
+    assert all_accept(params, musing), verdicts(params, musing)
+
+
+@pytest.mark.parametrize(
+    ("label", "call"),
+    [
+        ("optional parameters", book(param("code", "CDG", True), param("note", "quiet", True))),
+        ("integer or string", book(param("guests", "3", False))),
+        ("integer or string as text", book(param("guests", "three", True))),
+        ("anyOf: the string branch as text", book(param("when", "now", True))),
+        ("anyOf: the null branch as JSON", book(param("when", "null", False))),
+        ("untyped string enum", book(param("tier", "gold", True))),
+        ("untyped as text", book(param("extra", "a <b> c", True))),
+        ("untyped as JSON", book(param("extra", '{"k": [1, "x"]}', False))),
+        ("no properties: any parameter", invoke("log", param("level", "5", False), param("msg", "hi", True))),
+        ("no properties: no parameter", invoke("log")),
+    ],
+)
+def test_grammar_accepts_values_of_the_schema(label: str, call: str) -> None:
+    params = grammar_chat(tool_choice="required")
+    output = "Ok.</think>" + section(call)
+    assert all_accept(params, output), (label, verdicts(params, output))
+
+
+@pytest.mark.parametrize(
+    ("label", "call"),
+    [
+        ("unknown tool", invoke("launch", param("city", "Paris", True))),
+        ("unknown parameter", book(param("pets", "1", False))),
+        ("missing required", invoke("book", param("city", "Paris", True))),
+        ("required out of schema order", invoke("book", param("nights", "2", False), param("city", "Paris", True))),
+        ("enum violation", invoke("book", param("city", "Berlin", True), param("nights", "2", False))),
+        ("integer as text", invoke("book", param("city", "Paris", True), param("nights", "2", True))),
+        ("string as JSON", invoke("book", param("city", '"Paris"', False), param("nights", "2", False))),
+        ("minimum", invoke("book", param("city", "Paris", True), param("nights", "0", False))),
+        ("pattern", book(param("code", "cdg", True))),
+        ("maxLength", book(param("note", "too long", True))),
+        ("a string alternative is text, not JSON", book(param("guests", '"three"', False))),
+        ("anyOf: the string branch's maxLength", book(param("when", "later", True))),
+        ("anyOf: no branch takes the text as JSON", book(param("when", '"now"', False))),
+        ("untyped string enum as JSON", book(param("tier", '"gold"', False))),
+        ("unclosed JSON", book(param("extra", '{"k": 1', False))),
+        ("no string attribute", invoke("book", f'<{D}parameter name="city">Paris</{D}parameter>\n')),
+        ("unclosed invoke", book().removesuffix(f"</{D}invoke>\n")),
+    ],
+)
+def test_grammar_rejects_what_the_schema_forbids(label: str, call: str) -> None:
+    params = grammar_chat(tool_choice="required")
+    output = "Ok.</think>" + section(call)
+    assert all_reject(params, output), (label, verdicts(params, output))
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+def test_grammar_parallel_calls_only_when_enabled(template: str) -> None:
+    two = "</think>" + section(book(), invoke("log"), template=template)
+    one = "</think>" + section(book(), template=template)
+    serial, parallel = grammar_chat(template), grammar_chat(template, parallel_tool_calls=True)
+    assert all_accept(serial, one) and all_accept(parallel, one)
+    assert all_reject(serial, two), verdicts(serial, two)
+    assert all_accept(parallel, two), verdicts(parallel, two)
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+def test_grammar_required_with_thinking(template: str) -> None:
+    params = grammar_chat(template, tool_choice="required")
+    assert not params.grammar_lazy and params.grammar_triggers == ()
+    call = section(book(), template=template)
+    for output in ("Thinking it over.</think>Booking now." + call, "</think>" + call, "Hmm.</think>" + call + "\n"):
+        assert all_accept(params, output), (output, verdicts(params, output))
+    for output in ("Thinking.</think>I will not call anything.", call, "Hmm.</think>" + call + "Done."):
+        assert all_reject(params, output), (output, verdicts(params, output))  # no call / reasoning never closed
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+def test_grammar_required_without_thinking(template: str) -> None:
+    params = grammar_chat(template, tool_choice="required", enable_thinking=False)
+    call = section(book(), template=template)
+    assert params.generation_prompt.endswith("</think>")
+    for output in ("Booking now." + call, call):
+        assert all_accept(params, output), (output, verdicts(params, output))
+    assert all_reject(params, "No call."), verdicts(params, "No call.")
+
+
+def test_grammar_section_tag_is_per_template() -> None:
+    params = grammar_chat(V4, tool_choice="required")
+    output = "</think>" + section(book(), template=V32)
+    assert all_reject(params, output), verdicts(params, output)
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+def test_no_grammar_without_tools_or_with_tool_choice_none(template: str) -> None:
+    for params in (grammar_chat(template, tools=None), grammar_chat(template, tool_choice="none")):
+        assert params.grammar is None and params.grammar_triggers == ()
+        assert params.preserved_tokens == (D, "<think>", "</think>")
+
+
+@pytest.mark.parametrize("template", [V32, V4])
+@pytest.mark.parametrize("thinking", [True, False])
+def test_grammar_json_schema_after_reasoning(template: str, thinking: bool) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    params = grammar_chat(template, tools=None, json_schema=schema, enable_thinking=thinking)
+    head = "Six times seven.</think>\n\n" if thinking else "\n"
+    assert not params.grammar_lazy
+    for output in (head + '{"answer": 42}', head + '```json\n{"answer": 42}\n```'):
+        assert all_accept(params, output), (output, verdicts(params, output))
+    for output in (head + '{"answer": "42"}', head + "42 is the answer."):
+        assert all_reject(params, output), (output, verdicts(params, output))
+    if thinking:
+        assert all_reject(params, '{"answer": 42}')  # the reasoning block the prompt opened must be closed first

@@ -136,3 +136,23 @@ def test_required_grammar_accepts_reasoning_that_mentions_the_trigger(name: str)
     opened = bool(start) and chat.generation_prompt.rstrip().endswith(start)
     thought = ("" if opened else start) + f"I could write {words[0] if words else '{'} now." + end + "\n"
     assert all_accept(chat, thought + call), verdicts(chat, thought + call)
+
+
+@pytest.mark.parametrize("name", ["Qwen3-Coder", "Qwen3.5-4B", "deepseek-ai-DeepSeek-V3.2"])
+def test_a_tool_named_like_a_grammar_rule_and_mixed_schemas(name: str) -> None:
+    """A tool called ``call`` and a parameter that is a string or an integer (``anyOf``) build and work."""
+    tmpl = ChatTemplate.load(name)
+    schema = {
+        "type": "object",
+        "properties": {"to": {"anyOf": [{"type": "string", "maxLength": 5}, {"type": "integer"}]}},
+        "required": ["to"],
+    }
+    tools = [{"type": "function", "function": {"name": "call", "description": "d", "parameters": schema}}]
+    chat = tmpl.apply(USER, tools=tools, tool_choice="required")
+    for good in ("Alice", 42):
+        output = rendered_call(tmpl, USER, tools, "call", {"to": good})
+        assert output is not None
+        assert all_accept(chat, output), verdicts(chat, output)
+    output = rendered_call(tmpl, USER, tools, "call", {"to": "Bartholomew"})
+    assert output is not None
+    assert all_reject(chat, output), "a string longer than maxLength"

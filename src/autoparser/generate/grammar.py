@@ -25,7 +25,7 @@ from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, To
 from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
-from .schema_types import accepts_string
+from .schema_types import accepts_string, string_part
 from .tools_json import field_key, member_key
 
 __all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar", "json_answer", "rule_safe"]
@@ -122,9 +122,10 @@ def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Pa
     # Templates put a line break around values (``>\nVALUE\n</parameter>``); the value itself is constrained.
     pad = p.optional(p.choice("\r\n", "\n"))
     if accepts_string(schema):
-        if not _constrains_text(schema):
+        text_schema = string_part(schema)  # a raw value is a string; the raw converter rejects other branches
+        if not _constrains_text(text_schema):
             return p.until(core(args.value_suffix))  # any text; the closing tag follows directly (one Lark lexeme)
-        constrained = p.schema(p.until(core(args.value_suffix)), rule, schema, raw=True)
+        constrained = p.schema(p.until(core(args.value_suffix)), rule, text_schema, raw=True)
         return p.choice(pad + constrained + pad, constrained)
     return p.space() + p.schema(p.json(), rule, schema) + p.space()
 
@@ -285,7 +286,7 @@ def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> Gramma
             words = [t.value for t in contributed.triggers if t.type == "word"]
             body = (p.until_one_of(words) if words else p.eps()) + contributed.section + p.space()
         return _whole(gp + body)
-    root = p.trigger_rule("tool-call", contributed.section)
+    root = p.trigger_rule("calls", contributed.section)
     return _lazy(root, contributed.triggers)
 
 
@@ -308,7 +309,7 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         content = p.until_one_of([*words, opener] if opener else words)  # may be empty (no optional star: llguidance)
         body = _whole_output(analysis, request) + content + section + p.space()
         return _whole(body)
-    root = p.trigger_rule("tool-call", section + p.space())
+    root = p.trigger_rule("calls", section + p.space())
     return _lazy(root, _triggers(analysis, request))
 
 

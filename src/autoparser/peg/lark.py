@@ -50,7 +50,7 @@ class LarkWriter(GrammarWriter):
 
     def expr(self, node: Parser) -> Expr:
         match node:
-            case Sequence(items=items) if _fusable(items):
+            case Sequence(items=items) if any(self._fuse_at(items, i) for i in range(len(items))):
                 return self._sequence(items)
             case Schema(json_schema=schema, raw=False, name=name) if schema is not None:
                 return self._json(schema, name)
@@ -63,7 +63,7 @@ class LarkWriter(GrammarWriter):
         parts: list[Expr] = []
         i = 0
         while i < len(items):
-            fused = _fuse_at(items, i)
+            fused = self._fuse_at(items, i)
             if fused is None:
                 parts.append(self.expr(items[i]))
                 i += 1
@@ -77,6 +77,28 @@ class LarkWriter(GrammarWriter):
         if len(parts) == 1:
             return parts[0]
         return Expr(" ".join(part.wrapped(SEQ) for part in parts), SEQ)
+
+    def _fuse_at(self, items: tuple[Parser, ...], i: int) -> tuple[str, Parser, int] | None:
+        """If ``items[i]`` is ``until(D)`` (or a raw string schema that does not constrain it) followed, after
+        optional ``space()``, by a literal starting with ``D``: ``(D, what remains of the literal, index after it)``.
+        ``until(D) space D`` is ``until(D) D``: the text before ``D`` may end in whitespace either way."""
+        item = items[i]
+        if isinstance(item, Schema) and item.raw and isinstance(item.child, Until) and self._free_text(item):
+            item = item.child
+        if not isinstance(item, Until) or len(item.delimiters) != 1:
+            return None
+        delimiter = item.delimiters[0]
+        j = i + 1
+        while j < len(items) and isinstance(items[j], Space):
+            j += 1
+        if j == len(items):
+            return None
+        rest = _strip_prefix(items[j], delimiter)
+        return None if rest is None else (delimiter, rest, j + 1)
+
+    def _free_text(self, node: Schema) -> bool:
+        schema = node.json_schema
+        return not isinstance(schema, dict) or self.converter.convert_raw_string(schema, node.name) is None
 
     def _json(self, schema: object, name: str) -> Expr:
         text = json.dumps(schema, ensure_ascii=False)
@@ -114,27 +136,6 @@ class LarkWriter(GrammarWriter):
             if not body.startswith((_STOP, _JSON)):
                 stack.extend(rule_references(body))
         return seen
-
-
-def _fusable(items: tuple[Parser, ...]) -> bool:
-    return any(_fuse_at(items, i) is not None for i, item in enumerate(items) if isinstance(item, Until))
-
-
-def _fuse_at(items: tuple[Parser, ...], i: int) -> tuple[str, Parser, int] | None:
-    """If ``items[i]`` is ``until(D)`` followed (after optional ``space()``) by a literal starting with ``D``:
-    ``(D, what remains of the literal, index after it)``. ``until(D) space D`` is ``until(D) D``: the text before
-    ``D`` may end in whitespace either way."""
-    item = items[i]
-    if not isinstance(item, Until) or len(item.delimiters) != 1:
-        return None
-    delimiter = item.delimiters[0]
-    j = i + 1
-    while j < len(items) and isinstance(items[j], Space):
-        j += 1
-    if j == len(items):
-        return None
-    rest = _strip_prefix(items[j], delimiter)
-    return None if rest is None else (delimiter, rest, j + 1)
 
 
 def _strip_prefix(node: Parser, prefix: str) -> Parser | None:

@@ -20,20 +20,27 @@ mapper reads the usual tags, so streaming stays append-only:
 
 Anything that does not parse as a call (an unknown tool, a truncated call in a complete output) stays content,
 and the marker that started it is reported as UNPARSED.
+
+The grammar (:func:`grammar`) is strict where the parser is lenient: a section as the templates write it (tags
+required, parameters in schema order, each ``string`` attribute the one its schema allows), switched on by the
+section's start tag.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from ... import peg as p
-from ...analysis.model import TemplateAnalysis
+from ...analysis.model import ReasoningMode, TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser, response_format
+from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
-from ..schema_types import accepts_string
+from ..schema_types import accepts_string, non_string_part, only_string, string_part
 
-__all__ = ["build"]
+__all__ = ["build", "grammar"]
 
 _TOKEN = "｜DSML｜"
 # The format's own markers, used where the analysis found nothing (it normally finds all of these).
@@ -48,36 +55,51 @@ _KIND_ATTR = "string="
 _ARG_NAME = r'[^"<>\n]'
 
 
+class _Markup(NamedTuple):
+    """The format's tags, whitespace trimmed: the generic analysis's findings, else the format's own."""
+
+    section_start: str
+    section_end: str
+    invoke_prefix: str
+    name_end: str
+    invoke_end: str
+    param_prefix: str
+    param_end: str
+
+
 def _marker(found: str, default: str) -> str:
     return core(found) or default
+
+
+def _markup(analysis: TemplateAnalysis) -> _Markup:
+    fmt, fn, args = analysis.tools.format, analysis.tools.function, analysis.tools.arguments
+    section_start = _marker(fmt.section_start, f"<{_TOKEN}{_SECTION}>")
+    return _Markup(
+        section_start,
+        _marker(fmt.section_end, section_start.replace("<", "</", 1)),
+        _marker(fn.name_prefix, _INVOKE_PREFIX),
+        _marker(fn.name_suffix, _NAME_END),
+        _marker(fn.close, _INVOKE_END),
+        _marker(args.name_prefix, _PARAM_PREFIX),
+        _marker(args.value_suffix, _PARAM_END),
+    )
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """``[reasoning] item* end`` where an item is a call section, bare calls, a marker that failed to start
     calls (UNPARSED) or plain text up to the next marker."""
-    tools = analysis.tools
     items: list[p.Parser] = []
     triggers: list[str] = []
     # The format is known from the template source, so calls are parsed even if the analysis missed the markers.
     if request.tools_enabled:
-        fmt, fn, args = tools.format, tools.function, tools.arguments
-        section_start = _marker(fmt.section_start, f"<{_TOKEN}{_SECTION}>")
-        section_end = _marker(fmt.section_end, section_start.replace("<", "</", 1))
-        invoke_prefix = _marker(fn.name_prefix, _INVOKE_PREFIX)
-        call = _call(
-            request.tools,
-            invoke_prefix,
-            _marker(fn.name_suffix, _NAME_END),
-            _marker(fn.close, _INVOKE_END),
-            _marker(args.name_prefix, _PARAM_PREFIX),
-            _marker(args.value_suffix, _PARAM_END),
-        )
+        m = _markup(analysis)
+        call = _call(request.tools, m.invoke_prefix, m.name_end, m.invoke_end, m.param_prefix, m.param_end)
         calls = call + p.zero_or_more(p.space() + call)
         # The section's end tag is optional: calls stay calls when the model stops (or goes astray) after one.
-        section = p.space() + p.literal(section_start) + p.space() + calls + p.space() + p.optional(section_end)
+        section = p.space() + p.literal(m.section_start) + p.space() + calls + p.space() + p.optional(m.section_end)
         items.append(section)
         items.append(p.space() + calls)  # models sometimes drop the section tags
-        triggers = [section_start, invoke_prefix]
+        triggers = [m.section_start, m.invoke_prefix]
         items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(t) for t in triggers))))
     stops = sorted(set(triggers), key=len, reverse=True)
     text = p.until_one_of(stops) if stops else p.rest()
@@ -131,3 +153,119 @@ def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:
     body = p.choice(body, name + p.space() + ">" + value(tags.TOOL_ARG_VALUE))
     arg = p.tag(tags.TOOL_ARG, p.literal(param_prefix) + body)
     return p.zero_or_more(p.space() + arg)
+
+
+# --- grammar -------------------------------------------------------------------------------------------------------
+
+# JSON-schema keywords that only annotate: a property schema made of these alone says nothing about the value.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+)
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """The grammar parts for ``request``: the call section as the templates write it, switched on by its start tag.
+
+    * the section holds one ``invoke`` (several only with ``parallel_tool_calls``) of a requested tool; its
+      parameters come in schema order, required ones present, no unknown ones, and each with the ``string``
+      attribute its schema allows: ``"true"`` for raw text (honouring enum, const, pattern and length),
+      ``"false"`` for JSON valid under the schema;
+    * the only trigger is the section tag, as in the reference: the template always writes it, so a bare
+      ``invoke`` (which the parser still reads) is not something to steer a model towards;
+    * ``tool_choice="required"`` and ``json_schema`` grammars first finish the reasoning block the generation
+      prompt opened (``<think>``); with thinking off the prompt already closed it.
+
+    The preserved tokens are the reference's: ``｜DSML｜`` and the thinking tags are single tokens of the DeepSeek
+    tokenizer, the longer tags are not (the analysis reports those, and a ``string="true"`` suffix that is only
+    one of the two spellings)."""
+    reasoning = analysis.reasoning
+    tokens = (_TOKEN, *(t for t in (core(reasoning.start), core(reasoning.end)) if t))
+    response = None
+    if request.json_schema is not None:
+        response = _open_reasoning(analysis, request) + p.space() + json_answer(request) + p.space()
+    if not request.tools_enabled:
+        return FormatGrammar(response=response, preserved_tokens=tokens)
+    m = _markup(analysis)
+    body = _section_body(m, request)
+    return FormatGrammar(
+        section=p.literal(m.section_start) + body,
+        triggers=(Trigger("word", m.section_start),),
+        required=_open_reasoning(analysis, request) + p.until(m.section_start) + p.literal(m.section_start) + body,
+        response=response,
+        preserved_tokens=tokens,
+    )
+
+
+def _section_body(m: _Markup, request: ParseRequest) -> p.Parser:
+    """Everything after the section's start tag: the call(s), the end tag, trailing whitespace."""
+    seen: set[str] = set()
+    invokes: list[p.Parser] = []
+    for tool in request.tools:
+        if tool.name not in seen:  # a repeated tool name would define its rule twice
+            seen.add(tool.name)
+            invokes.append(p.rule(f"invoke-{tool.name}", _invoke(tool, m)))
+    call = p.choice(*invokes) + p.space()
+    calls = p.one_or_more(call) if request.parallel_tool_calls else call
+    return p.space() + calls + p.literal(m.section_end) + p.space()
+
+
+def _invoke(tool: ToolSpec, m: _Markup) -> p.Parser:
+    """``<｜DSML｜invoke name="NAME">`` parameters ``</｜DSML｜invoke>``.
+
+    Parameters follow the schema's property order, as JSON arguments do under the schema converter: required
+    ones must be there, optional ones may be left out. Names outside ``properties`` are allowed only where the
+    schema allows additional properties (by default: when it declares no properties)."""
+    schema = tool.parameters
+    declared = schema.get("properties")
+    props: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    listed = schema.get("required")
+    required: set[str] = set(listed) if isinstance(listed, list) else set()
+    params: list[p.Parser] = []
+    for name, sub in props.items():
+        one = _parameter(tool.name, p.literal(name), name, sub if isinstance(sub, dict) else {}, m) + p.space()
+        params.append(one if name in required else p.optional(one))
+    extra = schema.get("additionalProperties", not props)
+    if extra is not False:
+        any_name = p.chars(_ARG_NAME)
+        value_schema = extra if isinstance(extra, dict) else {}
+        params.append(p.zero_or_more(_parameter(tool.name, any_name, "additional", value_schema, m) + p.space()))
+    head = p.literal(f"{m.invoke_prefix}{tool.name}{m.name_end}") + p.space()
+    return head + p.sequence(*params) + p.literal(m.invoke_end)
+
+
+def _parameter(tool: str, name: p.Parser, label: str, schema: dict[str, Any], m: _Markup) -> p.Parser:
+    """One parameter element; its ``string`` attribute must fit the schema (``label`` names the grammar rules).
+
+    ``string="true"``: the raw text up to the end tag, constrained as a string of the schema's string part.
+    ``string="false"``: JSON of the schema's non-string part. A schema admitting both (a type list, anyOf, or
+    no type at all) allows either attribute."""
+    rule = f"{rule_safe(tool)}-{rule_safe(label)}"
+    kinds: list[p.Parser] = []
+    if accepts_string(schema) or _untyped(schema):
+        raw = p.schema(p.until(m.param_end), rule, string_part(schema), raw=True)
+        kinds.append(p.literal(f'{_KIND_ATTR}"true">') + raw + p.literal(m.param_end))
+    if not only_string(schema):
+        value = p.schema(p.json(), rule, non_string_part(schema))
+        kinds.append(p.literal(f'{_KIND_ATTR}"false">') + value + p.literal(m.param_end))
+    return p.literal(m.param_prefix) + name + p.literal('" ') + p.choice(*kinds)
+
+
+def _untyped(schema: dict[str, Any]) -> bool:
+    """No constraint at all: the value may be text or JSON."""
+    return schema.keys() <= _ANNOTATIONS
+
+
+def _open_reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
+    """What the output must write before its answer to close the reasoning block: the rest of the block when the
+    generation prompt opened it, nothing when the prompt closed it (thinking off), else an optional block."""
+    reasoning = analysis.reasoning
+    start, end = core(reasoning.start), core(reasoning.end)
+    if reasoning.mode is ReasoningMode.NONE or not end:
+        return p.eps()
+    prompt = request.generation_prompt
+    tail = prefill(prompt, reasoning)
+    if tail and end not in tail:
+        return p.until(end) + p.literal(end)
+    if tail or prompt.rstrip().endswith(end) or not start:
+        return p.eps()
+    return p.optional(p.space() + p.literal(start) + p.until(end) + p.literal(end))
