@@ -1,7 +1,9 @@
 """GPT-OSS harmony output (``gpt-oss``), beyond the conformance corpus.
 
 Channels decide between reasoning and content, the recipient in the header makes a message a tool call, and
-whatever does not parse as a message stays content. Streaming must be append-only character by character.
+whatever does not parse as a message stays content. Streaming must be append-only character by character. The
+grammar constrains call messages (triggered by their recipient), whole outputs for tool_choice required and
+final JSON answers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
 
+from ..support.grammar_check import all_accept, all_reject, constrained_text, trigger_position, verdicts
 from .helpers import calls_of, stream_char_by_char
 
 TEMPLATE = "openai-gpt-oss-120b"
@@ -284,3 +287,177 @@ def test_streaming_unknown_tool_and_builtin_recipient() -> None:
     assert streamed.tool_calls == ()
     assert streamed.content == params.parse(text).content == "<|channel|>commentary to=functions.nope<|message|>{}"
     assert len(streamed.warnings) == 1
+
+
+# --- grammar ---------------------------------------------------------------------------------------------------------
+
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
+    "required": ["city", "days"],
+}
+WEATHER_TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}},
+    {
+        "type": "function",
+        "function": {"name": "get", "description": "d", "parameters": {"type": "object", "properties": {}}},
+    },
+]
+PARIS = {"city": "Paris", "days": 2}
+TOKYO = {"city": "Tokyo", "days": 3}
+
+
+def constrained(tool_choice: str = "auto", **kwargs: Any) -> ChatParams:
+    return chat(tools=WEATHER_TOOLS, tool_choice=tool_choice, **kwargs)
+
+
+def role_call(name: str, args: dict[str, Any]) -> str:
+    """A call as the template renders it: recipient after the role, `` json`` content type."""
+    return f" to=functions.{name}<|channel|>commentary json<|message|>{json.dumps(args)}<|call|>"
+
+
+def output_only_start(params: ChatParams, output: str) -> int:
+    """Where the grammar starts for an engine that searches the output alone (no generation prompt), or -1."""
+    found = [m for m in (re.search(t.value, output) for t in params.grammar_triggers) if m]
+    return min((m.start(1) if m.groups() else m.start() for m in found), default=-1)
+
+
+@pytest.mark.parametrize(
+    ("output", "start"),
+    [
+        (role_call("get_weather", PARIS), 0),
+        (call("get_weather", PARIS, start=False), 0),
+        (analysis("Need weather.") + call("get_weather", PARIS), len(analysis("Need weather.") + "<|start|>assistant")),
+        (analysis("x") + "<|start|>assistant" + role_call("get", {}), len(analysis("x") + "<|start|>assistant")),
+    ],
+)
+def test_trigger_fires_at_the_recipient_of_a_call(output: str, start: int) -> None:
+    params = constrained()
+    gp = params.generation_prompt
+    assert params.grammar_lazy and {t.type for t in params.grammar_triggers} == {"pattern"}
+    assert trigger_position(params, gp + output) == len(gp) + start
+    assert output_only_start(params, output) == start  # engines without the generation prompt in their buffer
+    assert all_accept(params, output), verdicts(params, output)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "<|channel|>final<|message|>Use to=functions.get_weather to look it up.<|return|>",
+        analysis("I could call to=functions.get_weather or <|channel|>commentary to=functions.get") + final("Sunny."),
+        "<|channel|>commentary to=python <|constrain|>code<|message|>print(1)<|call|>",  # a built-in tool
+        analysis("Run it.") + "<|start|>assistant to=container.exec<|channel|>commentary<|message|>ls<|call|>",
+    ],
+)
+def test_trigger_does_not_fire_on_content_reasoning_or_builtin_tools(output: str) -> None:
+    params = constrained()
+    assert trigger_position(params, params.generation_prompt + output) == -1
+    assert output_only_start(params, output) == -1
+
+
+def test_thinking_tags_are_the_analysis_message() -> None:
+    """The analysis's tags (``<|message|>``/``<|end|>``) would also span final answers and call arguments."""
+    params = constrained()
+    assert (params.thinking_start_tag, params.thinking_end_tag) == ("<|channel|>analysis<|message|>", "<|end|>")
+    output = analysis("to=functions.get_weather<|start|>assistant to=functions.get") + call("get_weather", PARIS)
+    text = constrained_text(params, output)
+    assert text is not None and text.startswith("<|channel|>commentary to=functions.get_weather")
+
+
+@pytest.mark.parametrize("tool_choice", ["auto", "required"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        " to=functions.get_weather<|channel|>commentary json<|message|>",
+        " to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+        "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>\n",
+        "<|channel|>analysis to=functions.get_weather<|message|>",
+    ],
+)
+def test_grammar_accepts_every_header_form(tool_choice: str, header: str) -> None:
+    """Also for ``get``, whose name prefixes the other and whose arguments are any object."""
+    params = constrained(tool_choice)
+    for end in ("<|call|>", ""):  # <|call|> is a stop token: engines may leave it out
+        for output in (header + json.dumps(PARIS) + end, header.replace("get_weather", "get") + '{"k": [1]}' + end):
+            assert all_accept(params, output), (output, verdicts(params, output))
+            assert all_accept(params, analysis("Hm.") + "<|start|>assistant" + output)
+
+
+@pytest.mark.parametrize(
+    ("label", "output"),
+    [
+        ("unknown tool", role_call("get_time", PARIS)),
+        ("name extending a known name", role_call("get_weather_now", PARIS)),
+        ("missing required", role_call("get_weather", {"city": "Paris"})),
+        ("wrong type", role_call("get_weather", {"city": "Paris", "days": "two"})),
+        ("enum violation", role_call("get_weather", {"city": "Berlin", "days": 2})),
+        ("unbalanced JSON", role_call("get_weather", PARIS).replace("}<|call|>", "<|call|>")),
+        ("content type glued to the name", "<|channel|>commentary to=functions.getjson<|message|>{}<|call|>"),
+        ("text after the call", role_call("get", {}) + "Done."),
+    ],
+)
+@pytest.mark.parametrize("tool_choice", ["auto", "required"])
+def test_grammar_rejects_an_invalid_call(tool_choice: str, label: str, output: str) -> None:
+    params = constrained(tool_choice)
+    if tool_choice == "auto":
+        assert trigger_position(params, params.generation_prompt + output) >= 0, label  # it does constrain
+    assert all_reject(params, output), (label, verdicts(params, output))
+
+
+def test_required_accepts_reasoning_and_preambles_before_the_call() -> None:
+    params = constrained("required")
+    assert not params.grammar_lazy
+    for output in (
+        role_call("get_weather", PARIS),
+        analysis("The user wants Paris.") + call("get_weather", PARIS),
+        analysis("The user wants <|channel|>final.") + call("get", {}),
+        "<|channel|>commentary<|message|>Checking.<|end|>" + call("get", {}),
+        analysis("a")
+        + "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>"
+        + "<|start|>assistant"
+        + role_call("get", {}),
+    ):
+        assert all_accept(params, output), (output, verdicts(params, output))
+    assert all_reject(params, analysis("No call needed.") + final("It is sunny."))
+    assert all_reject(params, "<|channel|>final to=functions.get<|message|>{}")
+    assert all_reject(params, final("It is sunny."))
+
+
+def test_parallel_calls_only_when_enabled() -> None:
+    output = (
+        call("get_weather", PARIS, start=False)
+        + call("get_weather", TOKYO)
+        + "<|start|>assistant"
+        + role_call("get", {})
+    )
+    for tool_choice in ("auto", "required"):
+        parallel = constrained(tool_choice, parallel_tool_calls=True)
+        single = constrained(tool_choice, parallel_tool_calls=False)
+        assert all_accept(parallel, output), verdicts(parallel, output)
+        assert all_reject(single, output), verdicts(single, output)
+        assert all_accept(single, call("get_weather", PARIS, start=False))
+
+
+def test_no_grammar_without_tools_or_with_tool_choice_none() -> None:
+    for params in (constrained("none"), chat(tools=None)):
+        assert params.grammar is None and not params.grammar_triggers
+        assert "<|channel|>" in params.preserved_tokens and "<|call|>" in params.preserved_tokens
+        assert params.thinking_end_tag == "<|end|>"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        analysis("Invoice as JSON.") + '<|start|>assistant<|channel|>final <|constrain|>json<|message|>{"temp": 21}',
+        '<|channel|>final json<|message|>{"temp": 21}<|return|>',
+        '<|channel|>final<|message|> {"temp": 21}',
+    ],
+)
+def test_json_schema_answer_is_the_final_message(output: str) -> None:
+    schema = {"type": "object", "properties": {"temp": {"type": "integer"}}, "required": ["temp"]}
+    params = chat(tools=None, json_schema=schema)
+    assert params.grammar is not None and not params.grammar_lazy
+    assert all_accept(params, output), verdicts(params, output)
+    assert all_reject(params, output.replace("21", '"warm"'))
+    assert all_reject(params, output.replace("final", "commentary"))

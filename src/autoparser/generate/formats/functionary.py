@@ -3,19 +3,29 @@
 ``all`` addresses the user (the block is content); any other recipient is a function name and the block is its
 JSON arguments. The generation prompt ends with the first ``>>>``, so the parser reads it as prefill. The
 recipient *is* the header, with no markers around the name, which is why the generic analysis cannot express it.
+
+The grammar (:func:`grammar`) is strict where the parser is lenient: a call is ``NAME\\n{arguments}`` for a tool of
+the request (as the template renders it), its arguments valid under the tool's schema.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import json
+import re
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser
-from ..request import ParseRequest
+from ..grammar import FormatGrammar, Trigger
+from ..request import ParseRequest, ToolSpec
 
-__all__ = ["build"]
+__all__ = ["build", "grammar"]
 
 SEPARATOR = ">>>"
+CONTENT_RECIPIENT = "all"
+PRESERVED_TOKENS = (SEPARATOR + CONTENT_RECIPIENT,)
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -34,3 +44,49 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
     prefill = SEPARATOR if request.generation_prompt.endswith(SEPARATOR) else ""
     return GeneratedParser(parser, prefill, (SEPARATOR,) if request.tools_enabled else (), request)
+
+
+def _call(tool: ToolSpec) -> p.Parser:
+    """``NAME\\n{arguments}``: the block after its ``>>>``, arguments under the tool's parameter schema."""
+    arguments = p.schema(p.json(), f"tool-{tool.name}-args", tool.parameters or {"type": "object"})
+    return p.rule(f"tool-{tool.name}", p.literal(tool.name + "\n") + p.space() + arguments)
+
+
+def _triggers(request: ParseRequest) -> tuple[Trigger, ...]:
+    """A block addressed to one of the request's tools: ``>>>NAME\\n``.
+
+    The generation prompt ends with the first ``>>>``, so the first block's recipient starts the output: one
+    pattern matches it there (engines that search the output alone), the other after any ``>>>`` (later blocks,
+    or engines whose buffer includes the generation prompt). The grammar starts at the name (the capture group).
+    Unlike the reference's ``>>>(?!all)``, only known names followed by a line break fire, so ``>>>`` in ordinary
+    content (a Python prompt, a quote) does not force a call."""
+    names = "|".join(re.escape(t.name) for t in request.tools)  # the line break ends the name: order is free
+    recipient = rf"((?:{names})\n)"
+    return Trigger("pattern", f"^{recipient}"), Trigger("pattern", re.escape(SEPARATOR) + recipient)
+
+
+def _answer(json_schema: str) -> p.Parser:
+    """A json_schema answer: the ``all`` block whose text is the JSON value, bare or in a ```json fence."""
+    value = p.schema(p.json(), "response", json.loads(json_schema))
+    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
+    return p.literal(CONTENT_RECIPIENT + "\n") + p.space() + p.choice(fenced, value) + p.space()
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """Grammar parts: the lazy section is the call block(s) from the first tool name on (blocks joined by ``>>>``
+    when parallel calls are allowed); tool_choice required allows an ``all`` block of text before the calls."""
+    del analysis  # the format is fixed
+    common = FormatGrammar(preserved_tokens=PRESERVED_TOKENS)
+    response = _answer(request.json_schema) if request.json_schema is not None else None
+    if not request.tools_enabled:
+        return dataclasses.replace(common, response=response)
+    tools: dict[str, ToolSpec] = {}
+    for tool in request.tools:
+        tools.setdefault(tool.name, tool)  # a repeated name would define its rule twice
+    call = p.choice(*(_call(tool) for tool in tools.values()))
+    calls = call + p.zero_or_more(SEPARATOR + call) if request.parallel_tool_calls else call
+    section = calls + p.space()
+    text = p.literal(CONTENT_RECIPIENT + "\n") + p.until(SEPARATOR) + SEPARATOR
+    return dataclasses.replace(
+        common, section=section, triggers=_triggers(request), required=p.optional(text) + section, response=response
+    )

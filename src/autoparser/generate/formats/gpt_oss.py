@@ -21,23 +21,34 @@ Everything else (text outside messages, markers that start nothing) is content, 
 parser reads the output alone: the ``<|start|>assistant`` of the generation prompt carries nothing the parser
 needs, and a role recipient at the very start of the output (`` to=functions.f<|channel|>...``) is accepted at
 any message boundary.
+
+The grammar (:func:`grammar`) is strict where the parser is lenient: a call is ``[<|channel|>commentary|analysis]
+to=functions.NAME[<|channel|>...][ <|constrain|>json| json]<|message|>{arguments}[<|call|>]`` for a tool of the
+request, its arguments valid under the tool's schema.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import json
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser
+from ..grammar import FormatGrammar, Trigger
 from ..request import ParseRequest
 
-__all__ = ["build"]
+__all__ = ["build", "grammar"]
 
 START = "<|start|>"
 CHANNEL = "<|channel|>"
 MESSAGE = "<|message|>"
 CONSTRAIN = "<|constrain|>"
-END_MARKERS = ("<|end|>", "<|call|>", "<|return|>")
+END = "<|end|>"
+CALL = "<|call|>"
+RETURN = "<|return|>"
+END_MARKERS = (END, CALL, RETURN)
 FUNCTIONS = "functions."
 
 _WORD = "[a-zA-Z0-9_-]"  # channel names and content types
@@ -124,3 +135,101 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     ]
     parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
     return GeneratedParser(parser, "", (f"to={FUNCTIONS}",), request, "none")
+
+
+# --- grammar -------------------------------------------------------------------------------------------------------
+
+# Channels a call may name its recipient in (commentary is canonical) and channels of messages a model may write
+# before a call or an answer: the same two, which is why the grammar shares the ``<|channel|>CHANNEL`` prefix.
+_CHANNELS = ("commentary", "analysis")
+_TO_FUNCTIONS = f" to={FUNCTIONS}"
+
+# What starts a call: the recipient, after the role (`` to=``) or after a tool channel. The regexes are matched at
+# the start of the output (engines that search the output alone) or right after ``<|start|>assistant`` (later
+# messages, or engines whose buffer includes the generation prompt); either way the grammar starts at the recipient
+# or channel. ``<|start|>`` is a special token that only opens a message, so they cannot fire inside one.
+_CALL_OPENING = r"(?:<\|channel\|>(?:commentary|analysis))? to=functions\."
+TRIGGERS = (
+    Trigger("pattern", rf"^{_CALL_OPENING}"),
+    Trigger("pattern", rf"<\|start\|>assistant({_CALL_OPENING})"),
+)
+# The reasoning block is the analysis message; the analysis's tags (``<|message|>``/``<|end|>``) would also cover
+# final answers and call arguments.
+THINKING_TAGS = (f"{CHANNEL}analysis{MESSAGE}", END)
+PRESERVED_TOKENS = (START, CHANNEL, CONSTRAIN, MESSAGE, END, CALL, RETURN)
+
+# Writing the grammar for llguidance: it lexes greedily, so two paths must not start with lexemes of which one
+# ends (``<|channel|>``) while the other runs on (``<|channel|>commentary<|message|>...``, which GBNF import makes
+# one lexeme when a rule holds only terminals). Every choice below therefore puts the shared prefix first and
+# branches where the first characters differ: after ``<|channel|>``, after the channel name, after ``functions.``.
+
+
+def _json_content_type() -> p.Parser:
+    """`` <|constrain|>json`` (harmony, the space optional) or `` json`` (the template's rendering), or nothing."""
+    return p.optional(p.choice(p.optional(p.literal(" ")) + CONSTRAIN + "json", p.literal(" json")))
+
+
+def _tools(request: ParseRequest) -> tuple[p.Parser, p.Parser]:
+    """The rest of a call message after ``to=functions.``: with the recipient after the role
+    (``NAME<|channel|>commentary...``) and after the channel (``NAME...``). Then the content type and the JSON
+    arguments, which follow the tool's parameter schema."""
+    by_role: list[p.Parser] = []
+    by_channel: list[p.Parser] = []
+    seen: set[str] = set()
+    for tool in request.tools:
+        if tool.name in seen:  # a repeated name would define its rules twice
+            continue
+        seen.add(tool.name)
+        name = tool.name
+        arguments = p.schema(p.json(), f"tool-{name}-args", tool.parameters or {"type": "object"})
+        body = _json_content_type() + MESSAGE + p.space() + arguments
+        by_role.append(p.rule(f"tool-{name}", p.literal(name + CHANNEL) + p.choice(*_CHANNELS) + body))
+        by_channel.append(p.rule(f"tool-{name}-after-channel", p.literal(name) + body))
+    return p.choice(*by_role), p.choice(*by_channel)
+
+
+def _preamble(rule: str) -> p.Parser:
+    """The rest of an analysis/commentary message after its channel name, the next message's
+    ``<|start|>assistant``, and then ``rule`` again (whatever may follow the message)."""
+    return MESSAGE + p.until(END) + END + START + "assistant" + p.ref(rule)
+
+
+def _calls(request: ParseRequest, *, preambles: bool) -> p.Parser:
+    """The call message(s), after preamble messages when ``preambles`` (tool_choice required). A call usually
+    ends the output (``<|call|>`` is a stop token); parallel calls follow each other as
+    ``<|call|><|start|>assistant...``."""
+    role_tools, channel_tools = _tools(request)
+    by_role = p.literal(_TO_FUNCTIONS) + role_tools
+    by_channel = p.literal(_TO_FUNCTIONS) + channel_tools
+    call = p.rule("tool-call-message", p.choice(by_role, CHANNEL + p.choice(*_CHANNELS) + by_channel))
+    first = call
+    if preambles:  # after <|channel|>CHANNEL: a preamble's <|message|> or a call's recipient
+        turn = p.choice(by_role, CHANNEL + p.choice(*_CHANNELS) + p.choice(_preamble("harmony-turn"), by_channel))
+        first = p.rule("harmony-turn", turn)
+    tail = p.zero_or_more(p.literal(CALL + START + "assistant") + call) if request.parallel_tool_calls else p.eps()
+    return first + tail + p.optional(p.literal(CALL))
+
+
+def _response(json_schema: str) -> p.Parser:
+    """A json_schema answer: preamble messages, then a final message whose text is the JSON value."""
+    value = p.schema(p.json(), "response", json.loads(json_schema))
+    final = p.literal("final") + _json_content_type() + MESSAGE + p.space() + value
+    answer = p.rule("harmony-answer", CHANNEL + p.choice(p.choice(*_CHANNELS) + _preamble("harmony-answer"), final))
+    return answer + p.optional(p.choice(RETURN, END))
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """Grammar parts for harmony output (see the module docstring): the lazy section is the call message(s),
+    triggered by the recipient; tool_choice required allows analysis/commentary messages before the call."""
+    del analysis  # the format is fixed
+    common = FormatGrammar(preserved_tokens=PRESERVED_TOKENS, thinking_tags=THINKING_TAGS)
+    response = _response(request.json_schema) if request.json_schema is not None else None
+    if not request.tools_enabled:
+        return dataclasses.replace(common, response=response)
+    return dataclasses.replace(
+        common,
+        section=_calls(request, preambles=False),
+        triggers=TRIGGERS,
+        required=_calls(request, preambles=True),
+        response=response,
+    )
