@@ -34,7 +34,11 @@ __all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar", "json_ans
 @dataclass(frozen=True, slots=True)
 class Trigger:
     """What switches a lazy grammar on: ``word`` (literal text), ``pattern`` (regex search), ``pattern_full``
-    (regex matching the whole output so far) or ``token``."""
+    (regex matching the whole output so far) or ``token``.
+
+    Triggers are searched in the generated text (llama.cpp's sampler buffers the output, not the prompt); patterns
+    that must see the end of the generation prompt also match at the start of the output (``^...``). The grammar
+    starts at a pattern's first capture group (its match start if it has none), or at a word."""
 
     type: str
     value: str
