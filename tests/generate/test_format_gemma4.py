@@ -1,5 +1,6 @@
 """The Gemma 4 format (``gemma4``) beyond the corpus: the argument-dict converter, several calls, reasoning blocks,
-fallbacks for malformed or unknown calls, and streaming."""
+fallbacks for malformed or unknown calls, and streaming; and its grammar (arguments typed by the tool's schema in
+Gemma's dict syntax, thinking tags, triggers and shapes)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from hypothesis import strategies as st
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.generate.formats.gemma4 import args_to_json
+from autoparser.generate.grammar import Trigger
 from autoparser.message import ToolCall, apply_deltas
+
+from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 
 TEMPLATES = ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved")
 Q = '<|"|>'
@@ -389,3 +393,369 @@ def test_arguments_arrive_when_the_call_is_complete() -> None:
         assert partial.tool_calls == (ToolCall("get_weather_forecast", ""),)
     done = params.parse(text, partial=True)
     assert done.tool_calls == (ToolCall("get_weather_forecast", '{"city": "Oslo", "days": 4}'),)
+
+
+# --- grammar ---------------------------------------------------------------------------------------------------------
+
+USER = [{"role": "user", "content": "Weather?"}]
+GRAMMAR_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "enum": ["Paris", "Tokyo"]},
+                    "days": {"type": "integer", "minimum": 1},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["city", "days"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "plan_trip",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "stops": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {"nights": {"type": "integer"}, "name": {"type": "string"}},
+                            "required": ["name"],
+                        },
+                    },
+                    "budget": {"type": ["number", "null"]},
+                    "tags": {"type": "array", "items": {"type": "string", "maxLength": 5}, "maxItems": 2},
+                    "meta": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "note": {"type": "string", "nullable": True},
+                    "mode": {"anyOf": [{"type": "boolean"}, {"const": "auto"}]},
+                    "Zone": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                },
+                "required": ["stops"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "draw_tree",
+            "parameters": {
+                "$defs": {
+                    "node": {
+                        "type": "object",
+                        "properties": {
+                            "label": {"type": "string"},
+                            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                        },
+                        "required": ["label"],
+                    }
+                },
+                "type": "object",
+                "properties": {"root": {"$ref": "#/$defs/node"}},
+                "required": ["root"],
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "set_config", "parameters": {"type": "object"}}},
+    {"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}},
+]
+PARIS = call("get_weather", f"{{city:{Q}Paris{Q},days:2}}")
+TOKYO = call("get_weather", f"{{city:{Q}Tokyo{Q},days:3}}")
+THOUGHT = "<|channel>thought\nThe user wants the weather.<channel|>"
+
+
+def constrained(template: str = TEMPLATES[0], tool_choice: str = "auto", **kwargs: Any) -> ChatParams:
+    options: dict[str, Any] = {"tools": GRAMMAR_TOOLS, "tool_choice": tool_choice, "reasoning_format": "auto"}
+    options.update(kwargs)
+    return ChatTemplate.load(template).apply(USER, **options)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_grammar_parts(template: str) -> None:
+    chat = constrained(template)
+    assert chat.grammar is not None and chat.grammar_lazy
+    assert chat.grammar_triggers == (Trigger("word", "<|tool_call>"),)
+    # The analysis sees no opening marker (it reports "" / "<channel|>"): the format knows the block's tags.
+    assert (chat.thinking_start_tag, chat.thinking_end_tag) == ("<|channel>", "<channel|>")
+    assert {"<|tool_call>", "<tool_call|>", Q, "<|channel>", "<channel|>"} <= set(chat.preserved_tokens)
+    assert not any("FFF_FIRST_FUN_F" in t or "AA_ARG" in t for t in chat.preserved_tokens)  # analysis probes
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        f"{{city:{Q}Paris{Q},days:2}}",
+        f"{{city:{Q}Tokyo{Q},days:14,unit:{Q}celsius{Q}}}",
+        f"{{city:{Q}Paris{Q},days:2,unit:{Q}fahrenheit{Q}}}",
+    ],
+)
+def test_grammar_accepts_schema_valid_weather_calls(arguments: str) -> None:
+    chat = constrained()
+    output = call("get_weather", arguments)
+    assert all_accept(chat, output), verdicts(chat, output)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        f"{{stops:[{{name:{Q}Lyon{Q}}}]}}",
+        # every optional property, sorted as the template writes them (Jinja's dictsort ignores case)
+        f"{{budget:1.5e3,meta:{{a:1,b:-2}},mode:true,note:{Q}hi, {{there}}: [1]{Q},"
+        f"stops:[{{name:{Q}Lyon{Q},nights:2}},{{name:{Q}Nice{Q}}}],tags:[{Q}sun{Q},{Q}sea{Q}],Zone:{Q}CET{Q}}}",
+        # the same in the schema's order
+        f"{{stops:[{{name:{Q}Lyon{Q}}}],budget:null,tags:[],meta:{{}},note:None,mode:{Q}auto{Q},Zone:{Q}UTC{Q}}}",
+        f"{{mode:false,stops:[{{nights:1,name:{Q}x{Q}}},{{name:{Q}y{Q},nights:1}}]}}",  # nested: either order
+    ],
+)
+def test_grammar_accepts_nested_optional_and_nullable_values(arguments: str) -> None:
+    chat = constrained()
+    output = call("plan_trip", arguments)
+    assert all_accept(chat, output), verdicts(chat, output)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("draw_tree", f"{{root:{{label:{Q}a{Q}}}}}"),
+        ("draw_tree", f"{{root:{{children:[{{children:[],label:{Q}c{Q}}},{{label:{Q}d{Q}}}],label:{Q}a{Q}}}}}"),
+        ("set_config", "{}"),
+        ("set_config", f"{{theme:{Q}dark{Q},sizes:[1,2.5,{{x:None}}],on:true,{Q}my key{Q}:null}}"),
+        ("ping", "{}"),
+    ],
+)
+def test_grammar_accepts_recursive_and_free_form_arguments(tool: str, arguments: str) -> None:
+    chat = constrained()
+    output = call(tool, arguments)
+    assert all_accept(chat, output), verdicts(chat, output)
+
+
+@pytest.mark.parametrize(
+    ("label", "output"),
+    [
+        ("unknown tool", call("launch_rocket", f"{{city:{Q}Paris{Q},days:2}}")),
+        ("missing required", call("get_weather", f"{{city:{Q}Paris{Q}}}")),
+        ("wrong type", call("get_weather", f"{{city:{Q}Paris{Q},days:{Q}two{Q}}}")),
+        ("integer below its minimum", call("get_weather", f"{{city:{Q}Paris{Q},days:0}}")),
+        ("number for an integer", call("get_weather", f"{{city:{Q}Paris{Q},days:2.5}}")),
+        ("enum violation", call("get_weather", f"{{city:{Q}Berlin{Q},days:2}}")),
+        ("unquoted enum value", call("get_weather", "{city:Paris,days:2}")),
+        ("unknown key", call("get_weather", f"{{city:{Q}Paris{Q},days:2,hours:3}}")),
+        ("duplicate key", call("get_weather", f"{{city:{Q}Paris{Q},city:{Q}Paris{Q},days:2}}")),
+        ("keys in neither order", call("get_weather", f"{{days:2,unit:{Q}celsius{Q},city:{Q}Paris{Q}}}")),
+        ("JSON instead of Gemma syntax", call("get_weather", '{"city": "Paris", "days": 2}')),
+        ("spaces the template never writes", call("get_weather", f"{{city: {Q}Paris{Q}, days: 2}}")),
+        ("unclosed dict", call("get_weather", f"{{city:{Q}Paris{Q},days:2")),
+        ("unclosed string", call("plan_trip", f"{{stops:[{{name:{Q}Lyon}}]}}")),
+        ("no call end marker", call("get_weather", f"{{city:{Q}Paris{Q},days:2}}", end=False)),
+        ("empty array below minItems", call("plan_trip", "{stops:[]}")),
+        ("nested required missing", call("plan_trip", "{stops:[{nights:2}]}")),
+        ("unknown nested key", call("plan_trip", f"{{stops:[{{name:{Q}a{Q},stars:4}}]}}")),
+        ("too many items", call("plan_trip", f"{{stops:[{{name:{Q}a{Q}}}],tags:[{Q}a{Q},{Q}b{Q},{Q}c{Q}]}}")),
+        ("string too long", call("plan_trip", f"{{stops:[{{name:{Q}a{Q}}}],tags:[{Q}sunshine{Q}]}}")),
+        ("pattern violation", call("plan_trip", f"{{stops:[{{name:{Q}a{Q}}}],Zone:{Q}cet{Q}}}")),
+        ("wrong additional value", call("plan_trip", f"{{meta:{{a:{Q}x{Q}}},stops:[{{name:{Q}a{Q}}}]}}")),
+        ("const violation", call("plan_trip", f"{{mode:{Q}manual{Q},stops:[{{name:{Q}a{Q}}}]}}")),
+        ("recursive schema: label missing deep down", call("draw_tree", f"{{root:{{children:[{{}}],label:{Q}a{Q}}}}}")),
+        ("arguments to a tool without parameters", call("ping", "{x:1}")),
+        ("free-form value that is no Gemma value", call("set_config", "{theme:dark}")),
+        ("text after the call", PARIS + "Done."),
+    ],
+)
+@pytest.mark.parametrize("tool_choice", ["auto", "required"])
+def test_grammar_rejects_invalid_calls(tool_choice: str, label: str, output: str) -> None:
+    chat = constrained(tool_choice=tool_choice)
+    assert all_reject(chat, output), (label, verdicts(chat, output))
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_trigger_fires_on_a_call_not_on_content_or_thoughts(template: str) -> None:
+    chat = constrained(template)
+    gp = chat.generation_prompt
+    assert trigger_position(chat, gp + "Let me check." + PARIS) == len(gp + "Let me check.")
+    plain = "Use call:get_weather{city:Paris} or <tool_call|> if you like."
+    assert trigger_position(chat, gp + plain) == -1
+    musing = "<|channel>thought\nMaybe " + PARIS + "? No.<channel|>"
+    assert trigger_position(chat, gp + musing + "Sure." + TOKYO) == len(gp + musing + "Sure.")
+    assert trigger_position(chat, gp + musing + "No call needed.") == -1
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_required_accepts_thinking_and_content_before_the_call(template: str) -> None:
+    chat = constrained(template, "required")
+    assert chat.grammar is not None and not chat.grammar_lazy
+    for output in (PARIS, THOUGHT + PARIS, THOUGHT + "Let me check.\n" + PARIS + "<|tool_response>", "On it. " + PARIS):
+        assert all_accept(chat, output), (output, verdicts(chat, output))
+    for output in (THOUGHT + "It is sunny.", "It is sunny.", ""):
+        assert all_reject(chat, output), output
+    no_thinking = constrained(template, "required", enable_thinking=False)
+    assert no_thinking.generation_prompt.endswith("<|channel>thought\n<channel|>")
+    assert all_accept(no_thinking, "Checking. " + PARIS), verdicts(no_thinking, "Checking. " + PARIS)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_parallel_calls_only_when_enabled(template: str) -> None:
+    outputs = (PARIS + TOKYO, PARIS + "\n" + TOKYO + "<|tool_response>", PARIS + THOUGHT + TOKYO)
+    for tool_choice in ("auto", "required"):
+        parallel = constrained(template, tool_choice, parallel_tool_calls=True)
+        single = constrained(template, tool_choice, parallel_tool_calls=False)
+        for output in outputs:
+            assert all_accept(parallel, output), (output, verdicts(parallel, output))
+            assert all_reject(single, output), (output, verdicts(single, output))
+        assert all_accept(single, PARIS + "<|tool_response>")
+
+
+def test_no_thoughts_between_calls_with_thinking_off() -> None:
+    chat = constrained(parallel_tool_calls=True, enable_thinking=False)
+    assert all_accept(chat, PARIS + TOKYO)
+    assert all_reject(chat, PARIS + THOUGHT + TOKYO)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_no_grammar_without_tools_or_with_tool_choice_none(template: str) -> None:
+    for chat in (constrained(template, "none"), constrained(template, tools=None)):
+        assert chat.grammar is None and not chat.grammar_triggers
+        assert (chat.thinking_start_tag, chat.thinking_end_tag) == ("<|channel>", "<channel|>")
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_json_schema_answer_may_follow_a_thought(template: str) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    chat = constrained(template, tools=None, json_schema=schema)
+    assert chat.grammar is not None and not chat.grammar_lazy
+    for output in ('{"n": 1}', THOUGHT + '{"n": 1}', THOUGHT + '\n```json\n{"n": 1}\n```'):
+        assert all_accept(chat, output), (output, verdicts(chat, output))
+    for output in ('{"n": "1"}', "Sure: " + '{"n": 1}', THOUGHT + "{n:1}"):
+        assert all_reject(chat, output), output
+    no_thinking = constrained(template, tools=None, json_schema=schema, enable_thinking=False)
+    assert all_accept(no_thinking, '{"n": 1}') and all_reject(no_thinking, THOUGHT + '{"n": 1}')
+
+
+def _template_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> str:
+    """The call exactly as the template writes it in an assistant turn."""
+    tool_call = {"type": "function", "id": "c1", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    assistant = {"role": "assistant", "content": "", "tool_calls": [tool_call]}
+    full = tmpl.apply([*USER, assistant], tools=GRAMMAR_TOOLS, add_generation_prompt=False).prompt
+    start = full.index("<|tool_call>")
+    return full[start : full.index("<tool_call|>", start) + len("<tool_call|>")]
+
+
+_PLAIN = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=8).filter(lambda s: Q not in s)
+_STOPS = st.lists(
+    st.fixed_dictionaries({"name": _PLAIN}, optional={"nights": st.integers(-5, 10**6)}), min_size=1, max_size=3
+)
+_TRIPS = st.fixed_dictionaries(
+    {"stops": _STOPS},
+    optional={
+        "budget": st.none() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(0, 10**9),
+        "tags": st.lists(st.text(st.characters(codec="ascii"), max_size=5).filter(lambda s: Q not in s), max_size=2),
+        "meta": st.dictionaries(_KEYS, st.integers(-100, 100), max_size=3),
+        "note": st.none() | _PLAIN,
+        "mode": st.booleans() | st.just("auto"),
+        "Zone": st.from_regex(r"[A-Z]{3}", fullmatch=True),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arguments=_TRIPS)
+def test_grammar_accepts_what_the_template_writes(arguments: dict[str, Any]) -> None:
+    """Any schema-valid call, rendered by the template (sorted keys, None for null, raw strings), is accepted."""
+    tmpl = ChatTemplate.load(TEMPLATES[0])
+    output = _template_call(tmpl, "plan_trip", arguments)
+    chat = constrained()
+    assert all_accept(chat, output), (output, verdicts(chat, output))
+
+
+SCHEMA_CASES: list[tuple[str, dict[str, Any] | None, list[str], list[str]]] = [
+    # (label, parameters, accepted argument dicts, rejected argument dicts)
+    (
+        "anyOf at the top",
+        {
+            "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]},
+            ]
+        },
+        ["{a:1}", f"{{b:{Q}x{Q}}}"],
+        ["{a:1,b:2}", "{}"],
+    ),
+    (
+        "allOf is intersected",
+        {"properties": {"x": {"allOf": [{"type": "integer"}, {"minimum": 3}]}}, "required": ["x"]},
+        ["{x:3}"],
+        ["{x:2}", "{x:1.5}"],
+    ),
+    ("not: any value", {"properties": {"x": {"not": {"type": "string"}}}, "required": ["x"]}, ["{x:1}"], ["{x:}"]),
+    ("tuples: any items", {"properties": {"x": {"prefixItems": [{"type": "integer"}]}}}, ["{x:[{a:[]}]}"], ["{x:[,]}"]),
+    (
+        "mutually recursive $refs",
+        {
+            "$defs": {
+                "a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
+                "b": {"type": "array", "items": {"$ref": "#/$defs/a"}},
+            },
+            "properties": {"r": {"$ref": "#/$defs/a"}},
+        },
+        ["{r:{b:[{},{b:[]}]}}"],
+        ["{r:{b:[1]}}"],
+    ),
+    ("remote $ref: any value", {"properties": {"r": {"$ref": "https://example.com/s.json"}}}, ["{r:1}", "{}"], []),
+    (
+        "enum of mixed values",
+        {"properties": {"e": {"enum": [1, "a", None, True, {"k": [1]}, f"no{Q}"]}}},
+        ["{e:1}", f"{{e:{Q}a{Q}}}", "{e:null}", "{e:None}", "{e:true}", "{e:{k:[1]}}"],
+        ["{e:2}", f"{{e:{Q}no{Q}}}"],
+    ),
+    (
+        "additional members after the properties",
+        {"properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}, "required": ["a"]},
+        ["{a:1}", "{a:1,z:true,y:false}"],
+        ["{z:true}", "{a:1,z:1}"],
+    ),
+    ("closed empty dict", {"type": "object", "additionalProperties": False}, ["{}"], ["{z:1}"]),
+    ("type implied by keywords", {"properties": {"a": {"minLength": 2}}}, [f"{{a:{Q}ab{Q}}}"], [f"{{a:{Q}a{Q}}}"]),
+    (
+        "keys a bare word cannot hold are quoted",
+        {"properties": {"my key": {"type": "integer"}, "a,b": {"type": "integer"}}},
+        ["{my key:1}", f"{{{Q}a,b{Q}:2}}"],
+        ["{a,b:2}"],
+    ),
+    (
+        "string length and format",
+        {"properties": {"s": {"type": "string", "maxLength": 3}, "d": {"type": "string", "format": "date"}}},
+        [f"{{s:{Q}{{<}}{Q}}}", f"{{d:{Q}2024-01-31{Q}}}"],
+        [f"{{s:{Q}abcd{Q}}}", f"{{d:{Q}tomorrow{Q}}}"],
+    ),
+    (
+        "type lists",
+        {"properties": {"v": {"type": ["integer", "string", "null"]}}},
+        ["{v:1}", f"{{v:{Q}1{Q}}}", "{v:None}"],
+        ["{v:true}"],
+    ),
+    (
+        "array lengths",
+        {"properties": {"v": {"items": {"type": "integer"}, "minItems": 2, "maxItems": 3}, "w": {"maxItems": 0}}},
+        ["{v:[1,2],w:[]}", "{v:[1,2,3]}"],
+        ["{v:[1]}", "{v:[1,2,3,4]}", "{w:[1]}"],
+    ),
+    ("no parameters: any dict", None, ["{}", f"{{a:1,b:[{Q}x{Q}]}}"], ["{a:}"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("parameters", "accepted", "rejected"), [pytest.param(*case[1:], id=case[0]) for case in SCHEMA_CASES]
+)
+def test_schema_features(parameters: dict[str, Any] | None, accepted: list[str], rejected: list[str]) -> None:
+    """Each keyword is honoured where Gemma's syntax can express it; elsewhere any well-formed value is allowed."""
+    function: dict[str, Any] = {"name": "t"} if parameters is None else {"name": "t", "parameters": parameters}
+    chat = constrained(tools=[{"type": "function", "function": function}])
+    for arguments in accepted:
+        assert all_accept(chat, call("t", arguments)), (arguments, verdicts(chat, call("t", arguments)))
+    for arguments in rejected:
+        assert all_reject(chat, call("t", arguments)), arguments

@@ -23,9 +23,10 @@ from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser
+from ..grammar import FormatGrammar
 from ..request import ParseRequest, ToolSpec
 
-__all__ = ["args_to_json", "build"]
+__all__ = ["args_to_json", "build", "grammar"]
 
 CALL_START = "<|tool_call>"
 CALL_PREFIX = "call:"
@@ -75,6 +76,14 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         "none",  # Gemma's calls carry no ids
         args_to_json if use_tools else None,
     )
+
+
+def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
+    """The strict grammar for this format (:mod:`.gemma4_grammar`, which reads the markers defined here; hence
+    the import on first use)."""
+    from .gemma4_grammar import grammar as build_grammar
+
+    return build_grammar(analysis, request)
 
 
 def _reasoning_block(use_tools: bool) -> p.Parser:
