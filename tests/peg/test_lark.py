@@ -98,3 +98,21 @@ def test_fused_until_is_exact(text: str, delimiter: str) -> None:
     """until(D) D end: Lark accepts exactly what the parser accepts."""
     parser = p.until(delimiter) + delimiter + p.end()
     assert lark_accepts(parser, text) == parser.parse(text).success
+
+
+def test_constrained_raw_string_is_a_stop_lexeme_with_its_regex() -> None:
+    """A raw string schema followed by its closing literal is one lexeme: exact even when the value ends in a
+    prefix of the closing marker (llguidance cannot back out of a half-matched marker)."""
+    quote = '<|"|>'
+    for schema, good, bad in [
+        ({"type": "string", "maxLength": 5}, ["abc", "a<|", '<|"', ""], ["abcdef", 'a<|"|>b']),
+        ({"type": "string", "enum": ["Paris", "Tokyo"]}, ["Paris", "Tokyo"], ["Pari", "ParisTokyo"]),
+        ({"type": "string", "pattern": "^[a-z]+[0-9]{2}$"}, ["ab12"], ["ab1", "ab123", "12"]),
+    ]:
+        parser = p.literal("k:" + quote) + p.schema(p.until(quote), "v", schema, raw=True) + p.literal(quote) + "}"
+        lark = parser.to_lark()
+        assert '[stop="<|\\"|>"]' in lark, lark
+        for value in good:
+            assert lark_accepts(parser, f"k:{quote}{value}{quote}}}"), (schema, value)
+        for value in bad:
+            assert not lark_accepts(parser, f"k:{quote}{value}{quote}}}"), (schema, value)

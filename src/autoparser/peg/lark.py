@@ -23,11 +23,12 @@ import re
 
 from ..errors import GrammarError
 from .gbnf import ATOM, EMPTY, SEQ, Expr, GrammarWriter
-from .gbnf_syntax import rule_references
+from .gbnf_syntax import RuleSet, rule_references
 from .nodes import Json, Literal, Parser, Schema, Sequence, Space, Until
 
 __all__ = ["LarkWriter", "gbnf_body_to_lark", "to_lark"]
 
+_ANY_TEXT = "(?s:.*)"
 _STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
 _JSON = "%json "
 _JSON_KIND_SCHEMAS: dict[str, dict[str, object]] = {
@@ -68,8 +69,9 @@ class LarkWriter(GrammarWriter):
                 parts.append(self.expr(items[i]))
                 i += 1
                 continue
-            delimiter, rest, i = fused
-            stop = self.rules.add(f"until-{_hint(delimiter)}", _STOP + json.dumps(delimiter), ("stop", delimiter))
+            delimiter, body, rest, i = fused
+            key = ("stop", delimiter, body)
+            stop = self.rules.add(f"until-{_hint(delimiter)}", _STOP + json.dumps([delimiter, body]), key)
             parts += [Expr(stop, ATOM), self.expr(rest)]
         parts = [part for part in parts if part.prec != EMPTY]
         if not parts:
@@ -78,14 +80,18 @@ class LarkWriter(GrammarWriter):
             return parts[0]
         return Expr(" ".join(part.wrapped(SEQ) for part in parts), SEQ)
 
-    def _fuse_at(self, items: tuple[Parser, ...], i: int) -> tuple[str, Parser, int] | None:
-        """If ``items[i]`` is ``until(D)`` (or a raw string schema that does not constrain it) followed, after
-        optional ``space()``, by a literal starting with ``D``: ``(D, what remains of the literal, index after it)``.
-        ``until(D) space D`` is ``until(D) D``: the text before ``D`` may end in whitespace either way."""
-        item = items[i]
-        if isinstance(item, Schema) and item.raw and isinstance(item.child, Until) and self._free_text(item):
+    def _fuse_at(self, items: tuple[Parser, ...], i: int) -> tuple[str, str, Parser, int] | None:
+        """If ``items[i]`` is ``until(D)`` (or a raw string schema over it) followed, after optional ``space()``, by
+        a literal starting with ``D``: ``(D, body regex, what remains of the literal, index after it)``.
+
+        ``until(D) space D`` is ``until(D) D``: the text before ``D`` may end in whitespace either way. A raw string
+        schema (enum, pattern, length...) becomes the lexeme's body regex, so the value is checked as one lexeme
+        that ends at ``D`` (llguidance does not back up out of a half-matched ``D``)."""
+        item, body = items[i], _ANY_TEXT
+        if isinstance(item, Schema) and item.raw and isinstance(item.child, Until):
+            body = self._raw_regex(item)
             item = item.child
-        if not isinstance(item, Until) or len(item.delimiters) != 1:
+        if body is None or not isinstance(item, Until) or len(item.delimiters) != 1:
             return None
         delimiter = item.delimiters[0]
         j = i + 1
@@ -94,11 +100,19 @@ class LarkWriter(GrammarWriter):
         if j == len(items):
             return None
         rest = _strip_prefix(items[j], delimiter)
-        return None if rest is None else (delimiter, rest, j + 1)
+        if rest is None:
+            return None
+        if j > i + 1 and body != _ANY_TEXT:
+            body = f"(?:{body})[ \\t\\n\\r\\x0B\\x0C]*"
+        return delimiter, body, rest, j + 1
 
-    def _free_text(self, node: Schema) -> bool:
+    def _raw_regex(self, node: Schema) -> str | None:
+        """The regex of a raw string schema (any text when it constrains nothing), or None if not regular."""
         schema = node.json_schema
-        return not isinstance(schema, dict) or self.converter.convert_raw_string(schema, node.name) is None
+        if not isinstance(schema, dict):
+            return _ANY_TEXT
+        expr = self.converter.convert_raw_string(schema, node.name)
+        return _ANY_TEXT if expr is None else gbnf_to_regex(expr, self.rules)
 
     def _json(self, schema: object, name: str) -> Expr:
         text = json.dumps(schema, ensure_ascii=False)
@@ -113,8 +127,8 @@ class LarkWriter(GrammarWriter):
         for name in sorted(keep):
             body = self.rules.body(name)
             if body.startswith(_STOP):
-                stop = json.loads(body[len(_STOP) :])
-                lines.append(f"{names[name]}[stop={_lark_string(stop)}]: /(?s:.*)/")
+                stop, regex = json.loads(body[len(_STOP) :])
+                lines.append(f"{names[name]}[stop={_lark_string(stop)}]: /{regex}/")
             elif body.startswith(_JSON):
                 lines.append(f"{names[name]}: %json {body[len(_JSON) :]}")
             else:
@@ -262,6 +276,40 @@ def gbnf_body_to_lark(body: str, names: dict[str, str]) -> str:
         else:
             out.append(text)
     return " ".join(out)
+
+
+def gbnf_to_regex(expr: str, rules: RuleSet, seen: frozenset[str] = frozenset()) -> str | None:
+    """A regex (Rust / llguidance syntax) for a GBNF expression, inlining the rules it references; None when a
+    rule is recursive (the language may not be regular). Every non-alphanumeric character is written by code
+    point, so nothing needs escaping inside ``/.../``."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(expr):
+        match = _TOKEN.match(expr, pos)
+        if match is None:
+            raise GrammarError(f"cannot read GBNF at {expr[pos : pos + 20]!r}")
+        pos = match.end()
+        kind, text = match.lastgroup, match.group()
+        if kind == "ws":
+            continue
+        if kind == "string":
+            out.append("(?:" + "".join(_regex_char(ch) for ch in _unescape(text[1:-1])) + ")")
+        elif kind == "cls":
+            out.append(_lark_class(text)[1:-1])
+        elif kind == "name":
+            if text in seen or text not in rules:
+                return None
+            inner = gbnf_to_regex(rules.body(text), rules, seen | {text})
+            if inner is None:
+                return None
+            out.append(f"(?:{inner})")
+        elif kind == "dot":
+            out.append("(?s:.)")
+        elif kind == "punct" and text in "(":
+            out.append("(?:")
+        else:
+            out.append(text)
+    return "".join(out)
 
 
 def to_lark(parser: Parser, *, lazy: bool = False) -> str:
