@@ -99,13 +99,7 @@ class ChatTemplate(JinjaChatTemplate):
             generation_prompt,
             analysis.format,
             build_parser(analysis, request),
-            grammar=grammar.gbnf,
-            lark_grammar=grammar.lark,
-            grammar_lazy=grammar.lazy,
-            grammar_triggers=grammar.triggers,
-            preserved_tokens=grammar.preserved_tokens,
-            thinking_start_tag=grammar.thinking_start_tag,
-            thinking_end_tag=grammar.thinking_end_tag,
+            grammar,
         )
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:

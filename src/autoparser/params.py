@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .errors import ParseError
 from .generate.assemble import GeneratedParser
-from .generate.grammar import Trigger
+from .generate.grammar import GrammarSpec, Trigger
 from .generate.streaming import StreamParser, parse_output
 from .message import ChatMessage
 
@@ -30,13 +30,37 @@ class ChatParams:
     generation_prompt: str
     format: str
     _generated: GeneratedParser = field(repr=False)
-    grammar: str | None = None
-    lark_grammar: str | None = None
-    grammar_lazy: bool = False
-    grammar_triggers: tuple[Trigger, ...] = ()
-    preserved_tokens: tuple[str, ...] = ()
-    thinking_start_tag: str = ""
-    thinking_end_tag: str = ""
+    _grammar: GrammarSpec = field(default_factory=GrammarSpec, repr=False)
+
+    @property
+    def grammar(self) -> str | None:
+        """GBNF grammar for the reply, or None (written on first access)."""
+        return self._grammar.gbnf
+
+    @property
+    def lark_grammar(self) -> str | None:
+        """The same grammar in llguidance's Lark dialect, or None (written on first access)."""
+        return self._grammar.lark
+
+    @property
+    def grammar_lazy(self) -> bool:
+        return self._grammar.lazy
+
+    @property
+    def grammar_triggers(self) -> tuple[Trigger, ...]:
+        return self._grammar.triggers
+
+    @property
+    def preserved_tokens(self) -> tuple[str, ...]:
+        return self._grammar.preserved_tokens
+
+    @property
+    def thinking_start_tag(self) -> str:
+        return self._grammar.thinking_start_tag
+
+    @property
+    def thinking_end_tag(self) -> str:
+        return self._grammar.thinking_end_tag
 
     def parse(self, text: str, partial: bool = False, *, strict: bool = False) -> ChatMessage:
         """The message in ``text``. Never raises on model output unless ``strict``: what does not parse as

@@ -44,17 +44,30 @@ class Trigger:
     value: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GrammarSpec:
-    """Everything a constrained-decoding engine needs for one request."""
+    """Everything a constrained-decoding engine needs for one request.
 
-    gbnf: str | None = None
-    lark: str | None = None  # the same language in llguidance's Lark dialect
+    ``root`` is the grammar as a parser graph; :attr:`gbnf` and :attr:`lark` write it on first use (then keep
+    it): a serving stack needs one dialect, so it does not pay for the other.
+    """
+
+    root: p.Parser | None = None
     lazy: bool = False
     triggers: tuple[Trigger, ...] = ()
     preserved_tokens: tuple[str, ...] = ()
     thinking_start_tag: str = ""
     thinking_end_tag: str = ""
+
+    @functools.cached_property
+    def gbnf(self) -> str | None:
+        """GBNF text (llama.cpp, xgrammar), or None when the request has no grammar."""
+        return None if self.root is None else p.to_gbnf(self.root, lazy=self.lazy)
+
+    @functools.cached_property
+    def lark(self) -> str | None:
+        """The same language in llguidance's Lark dialect, or None when the request has no grammar."""
+        return None if self.root is None else p.to_lark(self.root, lazy=self.lazy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,12 +266,12 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
 
 def _whole(body: p.Parser) -> GrammarSpec:
     """A grammar applied from the first generated token on."""
-    return GrammarSpec(p.to_gbnf(body), p.to_lark(body), lazy=False)
+    return GrammarSpec(body, lazy=False)
 
 
 def _lazy(root: p.Parser, triggers: tuple[Trigger, ...]) -> GrammarSpec:
     """A grammar rooted at ``root``'s trigger rules, applied once a trigger fires."""
-    return GrammarSpec(p.to_gbnf(root, lazy=True), p.to_lark(root, lazy=True), lazy=True, triggers=triggers)
+    return GrammarSpec(root, lazy=True, triggers=triggers)
 
 
 def _extras(spec: GrammarSpec) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,14 +23,20 @@ class ToolSpec:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        value = json.loads(self.parameters_json)
-        return value if isinstance(value, dict) else {}
+        """The parameter schema (parsed once per distinct text and shared: treat it as read-only)."""
+        return _parsed_schema(self.parameters_json)
 
     def property_schema(self, name: str) -> dict[str, Any] | None:
         props = self.parameters.get("properties")
         if isinstance(props, dict) and isinstance(props.get(name), dict):
             return props[name]
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_schema(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
 
 
 def normalize_tools(tools: Sequence[Mapping[str, Any]] | None) -> tuple[ToolSpec, ...]:

@@ -18,6 +18,7 @@ stop early where the context-free reading needs it to.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -213,6 +214,8 @@ def _read(text: str, i: int) -> tuple[str, bool, int]:
 
 
 def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
     chars: list[str] = []
     i = 0
     while i < len(text):
@@ -251,22 +254,25 @@ def _lark_class(gbnf_class: str) -> str:
     return "/[" + ("^" if negated else "") + "".join(parts) + "]/"
 
 
+@functools.lru_cache(maxsize=4096)
+def _spelled(kind: str, text: str) -> str:
+    """A GBNF string or class token in Lark (cached: grammars repeat the same markers and classes)."""
+    return _lark_string(_unescape(text[1:-1])) if kind == "string" else _lark_class(text)
+
+
 def gbnf_body_to_lark(body: str, names: dict[str, str]) -> str:
     """Spell a GBNF rule body in Lark: same operators, Lark strings, one-character regex classes."""
     out: list[str] = []
     pos = 0
-    while pos < len(body):
-        match = _TOKEN.match(body, pos)
-        if match is None:
+    for match in _TOKEN.finditer(body):
+        if match.start() != pos:
             raise GrammarError(f"cannot spell GBNF in Lark at {body[pos : pos + 20]!r}")
         pos = match.end()
         kind, text = match.lastgroup, match.group()
         if kind == "ws":
             continue
-        if kind == "string":
-            out.append(_lark_string(_unescape(text[1:-1])))
-        elif kind == "cls":
-            out.append(_lark_class(text))
+        if kind == "string" or kind == "cls":
+            out.append(_spelled(kind, text))
         elif kind == "name":
             out.append(names[text])
         elif kind == "dot":
@@ -275,6 +281,8 @@ def gbnf_body_to_lark(body: str, names: dict[str, str]) -> str:
             out[-1] += text  # postfix operators stay attached to their operand
         else:
             out.append(text)
+    if pos != len(body):
+        raise GrammarError(f"cannot spell GBNF in Lark at {body[pos : pos + 20]!r}")
     return " ".join(out)
 
 
