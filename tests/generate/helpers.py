@@ -50,10 +50,11 @@ def rendered_call(
     tools: Sequence[Mapping[str, Any]],
     name: str,
     arguments: Mapping[str, Any],
+    call_id: str = "call_1",
 ) -> str | None:
     """What the model writes for this call, per the template: the rendered assistant turn minus the prompt, the
     end-of-turn text and stop tokens. None when the template cannot render tool-call history."""
-    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
     try:
         prompt = tmpl.apply(messages, tools=tools).prompt
         full = tmpl.apply(

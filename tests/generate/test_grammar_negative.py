@@ -8,29 +8,79 @@ Formats whose tool-call history cannot be rendered have the same checks in their
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
+from autoparser.analysis.diff import common_prefix_len
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
+from autoparser.errors import TemplateError
+from autoparser.generate.reasoning import prefill
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
-from .helpers import rendered_call
+from .helpers import STOP_TOKENS, rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
+CALL_ID = "call00001"  # Mistral templates insist on 9 alphanumerics
 SCHEMA = {
     "type": "object",
-    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
+    "properties": {
+        "city": {"type": "string", "enum": ["Paris", "Tokyo"], "description": "City"},
+        "days": {"type": "integer", "description": "Days"},
+    },
     "required": ["city", "days"],
 }
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": SCHEMA}}]
 
 
 def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> str | None:
-    return rendered_call(tmpl, USER, TOOLS, name, arguments)
+    """What the model writes for this call: the template's own rendering of it (see ``rendered_call``), or, where
+    the rendered history does not continue the prompt (the generation prompt opened a reasoning block that history
+    turns drop), the rendered turn after the part of its header the generation prompt already wrote, with the open
+    reasoning block closed first; for command-r-plus (its instructions follow the whole history), the call as its
+    template writes it."""
+    if tmpl.name.startswith("CohereForAI-c4ai-command-r-plus"):
+        parameters = json.dumps(arguments, indent=4).replace("\n", "\n        ")
+        call_object = f'{{\n        "tool_name": "{name}",\n        "parameters": {parameters}\n    }}'
+        return f"\nAction:\n```json\n[\n    {call_object}\n]```"
+    output = rendered_call(tmpl, USER, TOOLS, name, arguments, call_id=CALL_ID)
+    if output is not None:
+        return output
+    call = {"id": CALL_ID, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    try:
+        chat = tmpl.apply(USER, tools=TOOLS)
+        base = tmpl.apply(USER, tools=TOOLS, add_generation_prompt=False).prompt
+        turn = [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}]
+        full = tmpl.apply(turn, tools=TOOLS, add_generation_prompt=False).prompt
+    except TemplateError:
+        return None
+    if not full.startswith(base):
+        return None
+    text = full[len(base) :]
+    reasoning = tmpl.analysis.reasoning
+    tail = prefill(chat.generation_prompt, reasoning)
+    header = chat.generation_prompt[: len(chat.generation_prompt) - len(tail)]
+    shared = common_prefix_len(header, text)
+    while shared < len(header) and shared and text[shared - 1] not in "\n>":
+        shared -= 1  # stop at a marker boundary, not inside a marker both happen to start alike
+    text = text[shared:]
+    plain = tmpl.apply([*USER, {"role": "assistant", "content": "END_MARK"}], tools=TOOLS, add_generation_prompt=False)
+    end_of_turn = plain.prompt.partition("END_MARK")[2]
+    if end_of_turn.strip() and text.endswith(end_of_turn):
+        text = text[: -len(end_of_turn)]
+    text = text[: min((i for i in (text.find(t) for t in STOP_TOKENS) if i >= 0), default=len(text))]
+    start, end = reasoning.start.strip(), reasoning.end.strip()
+    if tail and end and end not in tail:  # the generation prompt left a reasoning block open: close it first
+        text = text.lstrip()
+        if start and text.startswith(start):
+            text = text[len(start) :].lstrip()
+        text = "Let me call the tool." + (text if text.startswith(end) else end + "\n" + text)
+    values = [json.dumps(v) if not isinstance(v, str) else v for v in arguments.values()]
+    return text if name in text and all(v in text for v in values) else None
 
 
 def _templates() -> list[Any]:
