@@ -24,6 +24,27 @@ STOP_TOKENS = (
 )
 
 
+# The tool of the grammar tests: a required enum-constrained string and a required integer (with descriptions:
+# command-r-plus's template reads them).
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "enum": ["Paris", "Tokyo"], "description": "City"},
+        "days": {"type": "integer", "description": "Days"},
+    },
+    "required": ["city", "days"],
+}
+
+
+def function_tool(name: str, parameters: Mapping[str, Any] | None = None, description: str = "d") -> dict[str, Any]:
+    """An OpenAI tool entry; no parameters means an object schema without properties."""
+    schema = dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+
+
+WEATHER_TOOL = function_tool("get_weather", WEATHER_SCHEMA)
+
+
 def calls_of(message: ChatMessage) -> list[tuple[str, Any]]:
     return [(c.name, json.loads(c.arguments)) for c in message.tool_calls]
 

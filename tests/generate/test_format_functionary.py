@@ -10,27 +10,18 @@ types, enum violations and unbalanced JSON; this module checks triggers and requ
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
 
-from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import calls_of
+from ..support.grammar_check import all_accept, all_reject, output_only_start, trigger_position, verdicts
+from .helpers import WEATHER_TOOL, calls_of, function_tool
 
 TEMPLATE = "meetkai-functionary-medium-v3.2"
 USER = [{"role": "user", "content": "Weather?"}]
-WEATHER_SCHEMA = {
-    "type": "object",
-    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
-    "required": ["city", "days"],
-}
-TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}},
-    {"type": "function", "function": {"name": "get", "parameters": {"type": "object", "properties": {}}}},
-]
+TOOLS = [WEATHER_TOOL, function_tool("get")]
 PARIS = {"city": "Paris", "days": 2}
 TOKYO = {"city": "Tokyo", "days": 3}
 
@@ -44,12 +35,6 @@ def chat(tool_choice: str = "auto", **kwargs: Any) -> ChatParams:
 def call(name: str, args: dict[str, Any]) -> str:
     """A call block after its ``>>>``, as the template renders it."""
     return f"{name}\n{json.dumps(args)}"
-
-
-def output_only_start(params: ChatParams, output: str) -> int:
-    """Where the grammar starts for an engine that searches the output alone (no generation prompt), or -1."""
-    found = [m for m in (re.search(t.value, output) for t in params.grammar_triggers) if m]
-    return min((m.start(1) if m.groups() else m.start() for m in found), default=-1)
 
 
 def test_format_is_dedicated() -> None:

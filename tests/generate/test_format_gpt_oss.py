@@ -16,8 +16,15 @@ import pytest
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
 
-from ..support.grammar_check import all_accept, all_reject, constrained_text, trigger_position, verdicts
-from .helpers import calls_of, stream_char_by_char
+from ..support.grammar_check import (
+    all_accept,
+    all_reject,
+    constrained_text,
+    output_only_start,
+    trigger_position,
+    verdicts,
+)
+from .helpers import WEATHER_TOOL, calls_of, function_tool, stream_char_by_char
 
 TEMPLATE = "openai-gpt-oss-120b"
 
@@ -291,18 +298,7 @@ def test_streaming_unknown_tool_and_builtin_recipient() -> None:
 
 # --- grammar ---------------------------------------------------------------------------------------------------------
 
-WEATHER_SCHEMA = {
-    "type": "object",
-    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
-    "required": ["city", "days"],
-}
-WEATHER_TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}},
-    {
-        "type": "function",
-        "function": {"name": "get", "description": "d", "parameters": {"type": "object", "properties": {}}},
-    },
-]
+WEATHER_TOOLS = [WEATHER_TOOL, function_tool("get")]
 PARIS = {"city": "Paris", "days": 2}
 TOKYO = {"city": "Tokyo", "days": 3}
 
@@ -314,12 +310,6 @@ def constrained(tool_choice: str = "auto", **kwargs: Any) -> ChatParams:
 def role_call(name: str, args: dict[str, Any]) -> str:
     """A call as the template renders it: recipient after the role, `` json`` content type."""
     return f" to=functions.{name}<|channel|>commentary json<|message|>{json.dumps(args)}<|call|>"
-
-
-def output_only_start(params: ChatParams, output: str) -> int:
-    """Where the grammar starts for an engine that searches the output alone (no generation prompt), or -1."""
-    found = [m for m in (re.search(t.value, output) for t in params.grammar_triggers) if m]
-    return min((m.start(1) if m.groups() else m.start() for m in found), default=-1)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.message import ToolCall, apply_deltas
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from .helpers import WEATHER_TOOL, function_tool
 
 TEMPLATES = ("Kimi-K2-Thinking", "Kimi-K2-Instruct", "moonshotai-Kimi-K2")
 
@@ -207,15 +208,7 @@ def test_streaming_char_by_char_matches_parse(text: str) -> None:
 # --- grammar ---------------------------------------------------------------------------------------------------------
 
 USER = [{"role": "user", "content": "Weather?"}]
-WEATHER_SCHEMA = {
-    "type": "object",
-    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
-    "required": ["city", "days"],
-}
-WEATHER_TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}},
-    {"type": "function", "function": {"name": "get_weather_now", "parameters": {"type": "object", "properties": {}}}},
-]
+WEATHER_TOOLS = [WEATHER_TOOL, function_tool("get_weather_now")]
 PARIS = call("get_weather", 0, '{"city": "Paris", "days": 2}')
 TOKYO = call("get_weather", 1, '{"city": "Tokyo", "days": 3}')
 

@@ -12,7 +12,7 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.formats.lfm2 import decode_python_escapes, python_kwargs_to_json, python_literal_to_json
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import calls_of, stream_char_by_char
+from .helpers import WEATHER_TOOL, calls_of, function_tool, stream_char_by_char
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -246,13 +246,8 @@ def test_kwargs_to_json() -> None:
 # Neither template renders tool-call history, so the shared negative grammar test cannot derive their call syntax:
 # these checks use hand-written outputs in each format instead.
 
-WEATHER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}, "days": {"type": "integer"}},
-    "required": ["city", "days"],
-}
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": WEATHER_SCHEMA}}]
-PING = {"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}}
+WEATHER = [WEATHER_TOOL]
+PING = function_tool("ping")
 
 
 def weather_chat(fmt: str, **kwargs: Any) -> ChatParams:

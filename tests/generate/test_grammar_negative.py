@@ -22,19 +22,11 @@ from autoparser.errors import TemplateError
 from autoparser.generate.reasoning import prefill
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
-from .helpers import STOP_TOKENS, rendered_call
+from .helpers import STOP_TOKENS, WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
 CALL_ID = "call00001"  # Mistral templates insist on 9 alphanumerics
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string", "enum": ["Paris", "Tokyo"], "description": "City"},
-        "days": {"type": "integer", "description": "Days"},
-    },
-    "required": ["city", "days"],
-}
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": SCHEMA}}]
+TOOLS = [WEATHER_TOOL]
 
 
 def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> str | None:
@@ -149,10 +141,7 @@ def test_unbalanced_json_is_rejected(name: str) -> None:
 def test_tools_whose_names_sanitize_alike_stay_apart(name: str) -> None:
     """``do_it`` and ``do-it`` are different tools even where rule names allow only one spelling."""
     tmpl = ChatTemplate.load(name)
-    tools = [
-        {"type": "function", "function": {"name": n, "description": "d", "parameters": SCHEMA}}
-        for n in ("do_it", "do-it")
-    ]
+    tools = [function_tool(n, WEATHER_SCHEMA) for n in ("do_it", "do-it")]
     chat = tmpl.apply(USER, tools=tools, tool_choice="required")
     for tool in ("do_it", "do-it"):
         output = rendered_call(tmpl, USER, tools, tool, {"city": "Paris", "days": 2})
@@ -197,7 +186,7 @@ def test_a_tool_named_like_a_grammar_rule_and_mixed_schemas(name: str) -> None:
         "properties": {"to": {"anyOf": [{"type": "string", "maxLength": 5}, {"type": "integer"}]}},
         "required": ["to"],
     }
-    tools = [{"type": "function", "function": {"name": "call", "description": "d", "parameters": schema}}]
+    tools = [function_tool("call", schema)]
     chat = tmpl.apply(USER, tools=tools, tool_choice="required")
     for good in ("Alice", 42):
         output = rendered_call(tmpl, USER, tools, "call", {"to": good})

@@ -52,6 +52,12 @@ def trigger_position(chat: ChatParams, text: str) -> int:
     return best
 
 
+def output_only_start(chat: ChatParams, output: str) -> int:
+    """Where the grammar starts for an engine that searches the output alone (no generation prompt), or -1."""
+    found = [m for m in (re.search(t.value, output) for t in chat.grammar_triggers) if m]
+    return min((m.start(1) if m.groups() else m.start() for m in found), default=-1)
+
+
 def constrained_text(chat: ChatParams, output: str) -> str | None:
     """The part of ``generation_prompt + output`` the grammar constrains; None when a lazy grammar never fires."""
     text = chat.generation_prompt + output

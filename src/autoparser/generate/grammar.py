@@ -28,7 +28,16 @@ from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string, string_part
 from .tools_json import field_key, member_key
 
-__all__ = ["FormatGrammar", "GrammarSpec", "Trigger", "build_grammar", "json_answer", "rule_safe"]
+__all__ = [
+    "FormatGrammar",
+    "GrammarSpec",
+    "Trigger",
+    "build_grammar",
+    "json_answer",
+    "reasoning_after_prompt",
+    "rule_safe",
+    "text_before_calls",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,23 +231,38 @@ def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigge
     return (Trigger("pattern", rf'({opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
 
 
-def _reasoning_opener(analysis: TemplateAnalysis, request: ParseRequest) -> str:
-    """The start tag of the optional reasoning block a whole-output grammar offers ("" when it offers none)."""
+def _optional_block_start(analysis: TemplateAnalysis, request: ParseRequest) -> str | None:
+    """The start tag of the optional reasoning block a whole-output grammar offers after the generation prompt
+    ("" for a block without a start tag), or None when it offers none: the template has no reasoning, or the
+    prompt already opened (then :func:`reasoning_after_prompt` finishes the block) or closed it."""
     reasoning = analysis.reasoning
-    if reasoning.mode is ReasoningMode.NONE or not core(reasoning.end) or prefill(request.generation_prompt, reasoning):
-        return ""
+    end = core(reasoning.end)
+    gp = request.generation_prompt
+    if reasoning.mode is ReasoningMode.NONE or not end or prefill(gp, reasoning) or gp.rstrip().endswith(end):
+        return None
     return core(reasoning.start)
 
 
-def _reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
-    """An optional reasoning block before the constrained part (whole-output grammars)."""
+def reasoning_after_prompt(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
+    """What a whole-output grammar allows between the generation prompt and the answer: the rest of a reasoning
+    block the prompt opened, an optional block where the template reasons, nothing where the prompt closed it."""
     reasoning = analysis.reasoning
-    if reasoning.mode is ReasoningMode.NONE or not core(reasoning.end):
+    end = core(reasoning.end)
+    tail = prefill(request.generation_prompt, reasoning)
+    if tail:
+        return p.space() if not end or end in tail else p.until(end) + p.literal(end) + p.space()
+    start = _optional_block_start(analysis, request)
+    if start is None:
         return p.eps()
-    body = p.until(core(reasoning.end)) + p.literal(core(reasoning.end)) + p.space()
-    if core(reasoning.start):
-        body = p.literal(core(reasoning.start)) + body
-    return p.optional(p.space() + body)
+    return p.optional(p.space() + (p.literal(start) if start else p.eps()) + p.until(end) + p.literal(end) + p.space())
+
+
+def text_before_calls(analysis: TemplateAnalysis, request: ParseRequest, words: list[str]) -> p.Parser:
+    """Text before the first call (tool_choice required), up to one of the trigger ``words``; may be empty (an
+    optional star confuses llguidance). It may not open a reasoning block: with the optional block first, reasoning
+    that mentions a trigger word would otherwise also read as text ending there, and llguidance commits to that."""
+    start = _optional_block_start(analysis, request)
+    return p.until_one_of([*words, start] if start else words)
 
 
 @functools.lru_cache(maxsize=256)
@@ -320,25 +344,13 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
     if request.tool_choice == "required":
         words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
-        # Text before the calls may not open a reasoning block: with the optional block first, a reasoning that
-        # mentions the trigger word would otherwise also read as text ending there (llguidance commits to that).
-        opener = _reasoning_opener(analysis, request)
-        content = p.until_one_of([*words, opener] if opener else words)  # may be empty (no optional star: llguidance)
-        body = _whole_output(analysis, request) + content + section + p.space()
+        body = _whole_output(analysis, request) + text_before_calls(analysis, request, words) + section + p.space()
         return _whole(body)
     root = p.trigger_rule("calls", section + p.space())
     return _lazy(root, _triggers(analysis, request))
 
 
 def _whole_output(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
-    """The generation prompt (a sampler pre-feeds it to whole-output grammars), then optional reasoning."""
-    gp = request.generation_prompt
-    tail = prefill(gp, analysis.reasoning)
-    head = p.literal(gp[: len(gp) - len(tail)]) if gp[: len(gp) - len(tail)] else p.eps()
-    if tail:
-        # The prompt opened the reasoning block (or opened and closed it): the grammar continues from there.
-        end = core(analysis.reasoning.end)
-        if not end or end in tail:
-            return head + p.literal(tail) + p.space()
-        return head + p.literal(tail) + p.until(end) + p.literal(end) + p.space()
-    return head + _reasoning(analysis, request)
+    """The generation prompt (a sampler pre-feeds it to whole-output grammars), then what reasoning may follow."""
+    gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
+    return gp + reasoning_after_prompt(analysis, request)

@@ -54,7 +54,7 @@ from .nodes import (
 if TYPE_CHECKING:
     from .json_schema import JsonSchemaConverter
 
-__all__ = ["GrammarWriter", "to_gbnf", "until_pattern"]
+__all__ = ["JSON_KIND_SCHEMAS", "GrammarWriter", "to_gbnf", "until_pattern"]
 
 # Precedence of an emitted expression, to decide where parentheses are needed.
 EMPTY, ALT, SEQ, POSTFIX, ATOM = range(5)
@@ -250,7 +250,7 @@ class GrammarWriter:
             case Schema():
                 return self._schema(node)
             case Json(kind=kind, flavor="json"):
-                return Expr(self.converter.convert(_JSON_KIND_SCHEMAS[kind], f"json-{kind}"), ATOM)
+                return Expr(self.converter.convert(JSON_KIND_SCHEMAS[kind], f"json-{kind}"), ATOM)
             case Json(kind=kind, flavor="python"):
                 return Expr(self._python_rules(kind), ATOM)
             case StringContent(quote=quote, flavor=flavor):
@@ -305,7 +305,8 @@ class GrammarWriter:
         return names[kind]
 
 
-_JSON_KIND_SCHEMAS: dict[str, dict[str, object]] = {
+#: The JSON schema each kind of ``json()`` leaf stands for.
+JSON_KIND_SCHEMAS: dict[str, dict[str, object]] = {
     "value": {},
     "object": {"type": "object"},
     "array": {"type": "array"},

@@ -9,7 +9,7 @@ after sanitizing; the second one gets ``get-data-2``).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 from ..errors import GrammarError
 
@@ -132,8 +132,10 @@ class RuleSet:
         """Names of the defined rules, in definition order."""
         return self._bodies.keys()
 
-    def reachable(self, roots: Iterable[str]) -> set[str]:
-        """Names reachable from ``roots`` through rule references."""
+    def reachable(
+        self, roots: Iterable[str], references: Callable[[str], list[str]] = rule_references
+    ) -> set[str]:
+        """Names reachable from ``roots`` through the rule references ``references`` finds in a body."""
         seen: set[str] = set()
         stack = list(roots)
         while stack:
@@ -143,7 +145,7 @@ class RuleSet:
             if name not in self._bodies:
                 raise GrammarError(f"rule {name!r} is referenced but not defined")
             seen.add(name)
-            stack.extend(rule_references(self._bodies[name]))
+            stack.extend(references(self._bodies[name]))
         return seen
 
     def render(self, root: str = "root") -> str:

@@ -32,7 +32,7 @@ from .schema_formats import FORMATS, MAX_REPEAT, format_rule, int_range, json_ru
 from .schema_merge import ANNOTATIONS, Unsatisfiable, canonical_json, merge_schemas
 from .schema_objects import ObjectBuilder, array_body, object_body, other_key_body
 
-__all__ = ["JsonSchemaConverter"]
+__all__ = ["JsonSchemaConverter", "resolve_local_ref"]
 
 _IDENT = re.compile(r"[A-Za-z0-9-]+")
 _TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
@@ -163,15 +163,9 @@ class JsonSchemaConverter:
         pointer = urllib.parse.unquote(ref[1:])
         if pointer and not pointer.startswith("/"):
             raise SchemaError(path, f"unsupported $ref {ref!r} (anchors are not supported)")
-        node = self._root
-        for token in pointer.split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise SchemaError(path, f"cannot resolve $ref {ref!r}")
+        node = resolve_local_ref(self._root, ref)
+        if node is None:
+            raise SchemaError(path, f"cannot resolve $ref {ref!r}")
         return node, "#" + pointer
 
     def _ref_hint(self, target_path: str) -> str:
@@ -453,6 +447,26 @@ class JsonSchemaConverter:
 
     def _raw_rule(self, hint: str, path: str, body: str) -> str:
         return self._define(hint, ("raw", path), body)
+
+
+def resolve_local_ref(root: Any, ref: str) -> Any:
+    """The sub-schema a local ``$ref`` (``#``, ``#/$defs/Item``, percent-encoded tokens, array indices) names in
+    ``root``, or None when it is not a local JSON pointer or names nothing."""
+    if not ref.startswith("#"):
+        return None
+    pointer = urllib.parse.unquote(ref[1:])
+    if pointer and not pointer.startswith("/"):
+        return None  # an anchor, not a pointer
+    node = root
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
 
 
 def _is_type(value: Any, t: str) -> bool:

@@ -23,7 +23,7 @@ import json
 import re
 
 from ..errors import GrammarError
-from .gbnf import ATOM, EMPTY, SEQ, Expr, GrammarWriter
+from .gbnf import ATOM, EMPTY, JSON_KIND_SCHEMAS, SEQ, Expr, GrammarWriter
 from .gbnf_syntax import RuleSet, rule_references
 from .nodes import Json, Literal, Parser, Schema, Sequence, Space, Until
 
@@ -32,15 +32,6 @@ __all__ = ["LarkWriter", "gbnf_body_to_lark", "to_lark"]
 _ANY_TEXT = "(?s:.*)"
 _STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
 _JSON = "%json "
-_JSON_KIND_SCHEMAS: dict[str, dict[str, object]] = {
-    "value": {},
-    "object": {"type": "object"},
-    "array": {"type": "array"},
-    "string": {"type": "string"},
-    "number": {"type": "number"},
-    "bool": {"type": "boolean"},
-    "null": {"type": "null"},
-}
 
 
 class LarkWriter(GrammarWriter):
@@ -57,7 +48,7 @@ class LarkWriter(GrammarWriter):
             case Schema(json_schema=schema, raw=False, name=name) if schema is not None:
                 return self._json(schema, name)
             case Json(kind=kind, flavor="json"):
-                return self._json(_JSON_KIND_SCHEMAS[kind], f"json-{kind}")
+                return self._json(JSON_KIND_SCHEMAS[kind], f"json-{kind}")
         return super().expr(node)
 
     def _sequence(self, items: tuple[Parser, ...]) -> Expr:
@@ -122,7 +113,7 @@ class LarkWriter(GrammarWriter):
     def lark(self, *, lazy: bool = False) -> str:
         """The full Lark text (``start`` is the entry rule)."""
         root = self.lower(lazy=lazy)
-        keep = self._reachable(root)
+        keep = self.rules.reachable([root], self._references)
         names = _lark_names(keep)
         lines = [f"start: {names[root]}"]
         for name in sorted(keep):
@@ -136,21 +127,9 @@ class LarkWriter(GrammarWriter):
                 lines.append(f"{names[name]}: {gbnf_body_to_lark(body, names)}")
         return "\n".join(lines) + "\n"
 
-    def _reachable(self, root: str) -> set[str]:
-        """Rules reachable from ``root`` (%json and %stop bodies reference no rules)."""
-        seen: set[str] = set()
-        stack = [root]
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            if name not in self.rules:
-                raise GrammarError(f"rule {name!r} is referenced but not defined")
-            seen.add(name)
-            body = self.rules.body(name)
-            if not body.startswith((_STOP, _JSON)):
-                stack.extend(rule_references(body))
-        return seen
+    def _references(self, body: str) -> list[str]:
+        """Rules a body references (%json and %stop bodies reference none)."""
+        return [] if body.startswith((_STOP, _JSON)) else rule_references(body)
 
 
 def _strip_prefix(node: Parser, prefix: str) -> Parser | None:

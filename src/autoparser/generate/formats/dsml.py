@@ -31,10 +31,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ... import peg as p
-from ...analysis.model import ReasoningMode, TemplateAnalysis
+from ...analysis.model import TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser, response_format
-from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
+from ..grammar import FormatGrammar, Trigger, json_answer, reasoning_after_prompt, rule_safe, text_before_calls
 from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
@@ -182,7 +182,7 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
     tokens = (_TOKEN, *(t for t in (core(reasoning.start), core(reasoning.end)) if t))
     response = None
     if request.json_schema is not None:
-        response = _open_reasoning(analysis, request) + p.space() + json_answer(request) + p.space()
+        response = reasoning_after_prompt(analysis, request) + p.space() + json_answer(request) + p.space()
     if not request.tools_enabled:
         return FormatGrammar(response=response, preserved_tokens=tokens)
     m = _markup(analysis)
@@ -190,7 +190,10 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
     return FormatGrammar(
         section=p.literal(m.section_start) + body,
         triggers=(Trigger("word", m.section_start),),
-        required=_open_reasoning(analysis, request) + p.until(m.section_start) + p.literal(m.section_start) + body,
+        required=reasoning_after_prompt(analysis, request)
+        + text_before_calls(analysis, request, [m.section_start])
+        + p.literal(m.section_start)
+        + body,
         response=response,
         preserved_tokens=tokens,
     )
@@ -253,19 +256,3 @@ def _parameter(tool: str, name: p.Parser, label: str, schema: dict[str, Any], m:
 def _untyped(schema: dict[str, Any]) -> bool:
     """No constraint at all: the value may be text or JSON."""
     return schema.keys() <= _ANNOTATIONS
-
-
-def _open_reasoning(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
-    """What the output must write before its answer to close the reasoning block: the rest of the block when the
-    generation prompt opened it, nothing when the prompt closed it (thinking off), else an optional block."""
-    reasoning = analysis.reasoning
-    start, end = core(reasoning.start), core(reasoning.end)
-    if reasoning.mode is ReasoningMode.NONE or not end:
-        return p.eps()
-    prompt = request.generation_prompt
-    tail = prefill(prompt, reasoning)
-    if tail and end not in tail:
-        return p.until(end) + p.literal(end)
-    if tail or prompt.rstrip().endswith(end) or not start:
-        return p.eps()
-    return p.optional(p.space() + p.literal(start) + p.until(end) + p.literal(end))

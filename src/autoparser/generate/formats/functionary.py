@@ -11,14 +11,13 @@ the request (as the template renders it), its arguments valid under the tool's s
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags
 from ..assemble import GeneratedParser
-from ..grammar import FormatGrammar, Trigger
+from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
 
 __all__ = ["build", "grammar"]
@@ -65,11 +64,9 @@ def _triggers(request: ParseRequest) -> tuple[Trigger, ...]:
     return Trigger("pattern", f"^{recipient}"), Trigger("pattern", re.escape(SEPARATOR) + recipient)
 
 
-def _answer(json_schema: str) -> p.Parser:
+def _answer(request: ParseRequest) -> p.Parser:
     """A json_schema answer: the ``all`` block whose text is the JSON value, bare or in a ```json fence."""
-    value = p.schema(p.json(), "response", json.loads(json_schema))
-    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
-    return p.literal(CONTENT_RECIPIENT + "\n") + p.space() + p.choice(fenced, value) + p.space()
+    return p.literal(CONTENT_RECIPIENT + "\n") + p.space() + json_answer(request) + p.space()
 
 
 def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
@@ -77,7 +74,7 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
     when parallel calls are allowed); tool_choice required allows an ``all`` block of text before the calls."""
     del analysis  # the format is fixed
     common = FormatGrammar(preserved_tokens=PRESERVED_TOKENS)
-    response = _answer(request.json_schema) if request.json_schema is not None else None
+    response = _answer(request) if request.json_schema is not None else None
     if not request.tools_enabled:
         return dataclasses.replace(common, response=response)
     tools: dict[str, ToolSpec] = {}

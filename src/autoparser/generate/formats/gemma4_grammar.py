@@ -30,8 +30,9 @@ from typing import Any
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from ...errors import SchemaError
+from ...peg.json_schema import resolve_local_ref
 from ...peg.schema_merge import merge_schemas
-from ..grammar import FormatGrammar, Trigger
+from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
 from .gemma4 import CALL_END, CALL_PREFIX, CALL_START, CHANNEL_END, CHANNEL_START, QUOTE, RESPONSE_START, TURN_END
 
@@ -92,11 +93,8 @@ def _call(tool: ToolSpec, names: _Names) -> p.Parser:
 
 def _response(request: ParseRequest) -> p.Parser:
     """The JSON answer (bare or in a ```json fence), after a thought block when thinking is on."""
-    assert request.json_schema is not None
-    value = p.schema(p.json(), "response", json.loads(request.json_schema))
-    answer = p.choice(p.literal("```json") + p.space() + value + p.space() + "```", value)
     thought = p.optional(_thought() + p.space()) if request.enable_thinking else p.eps()
-    return p.space() + thought + answer + p.space()
+    return p.space() + thought + json_answer(request) + p.space()
 
 
 # --- any well-formed value -----------------------------------------------------------------------------------------
@@ -271,7 +269,7 @@ class _SchemaGrammar:
             return ANY_VALUE
         if target in self._refs:
             return self._refs[target]
-        resolved = _resolve(self._root, target)
+        resolved = resolve_local_ref(self._root, target)
         if resolved is None:
             return ANY_VALUE
         name = self._name(_at("ref", target.rsplit("/", 1)[-1]))
@@ -284,7 +282,7 @@ class _SchemaGrammar:
         parts = [{k: v for k, v in schema.items() if k != "allOf"}]
         for part in schema["allOf"] if isinstance(schema["allOf"], list) else [None]:
             if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
-                part = _resolve(self._root, part["$ref"])
+                part = resolve_local_ref(self._root, part["$ref"])
             if not isinstance(part, Mapping) or "$ref" in part or "allOf" in part:
                 return ANY_VALUE
             parts.append(dict(part))
@@ -330,18 +328,6 @@ def _implied_type(schema: Mapping[str, Any]) -> str | None:
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
-
-def _resolve(root: Mapping[str, Any], target: str) -> Any:
-    """The sub-schema a local JSON pointer (``#/$defs/Item``) names, or None."""
-    if not target.startswith("#"):
-        return None
-    node: Any = root
-    for token in filter(None, target[1:].split("/")):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, Mapping) or token not in node:
-            return None
-        node = node[token]
-    return node
 
 
 def _key_text(name: str) -> str | None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from ... import peg as p
 from ...errors import SchemaError
+from ...peg.json_schema import resolve_local_ref
 from ...peg.schema_formats import FORMATS
 from ...peg.schema_merge import ANNOTATIONS, merge_schemas
 from ..grammar import rule_safe
@@ -298,7 +299,7 @@ class PythonLiteralGrammar:
 
     def _ref(self, schema: dict[str, Any], name: str) -> p.Parser:
         ref = schema["$ref"]
-        target = _resolve(self._root, ref) if isinstance(ref, str) else None
+        target = resolve_local_ref(self._root, ref) if isinstance(ref, str) else None
         if target is None:
             return p.python_value()  # remote or broken reference: any value
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
@@ -325,7 +326,7 @@ class PythonLiteralGrammar:
         for part in parts:
             while isinstance(part, dict) and isinstance(part.get("$ref"), str):
                 ref = part["$ref"]
-                target = _resolve(self._root, ref)
+                target = resolve_local_ref(self._root, ref)
                 if target is None or ref in self._merging or ref in inlined:
                     return p.python_value()  # unknown target, or a cycle of merges
                 inlined.add(ref)
@@ -373,19 +374,3 @@ def _has_type(value: Any, kind: str) -> bool:
     }
     check = checks.get(kind)
     return check is None or bool(check(value))
-
-
-def _resolve(root: dict[str, Any], ref: str) -> Any:
-    """The target of a local JSON pointer ``#/a/b`` in ``root``, or None."""
-    if not ref.startswith("#"):
-        return None
-    node: Any = root
-    for token in filter(None, ref[1:].split("/")):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
