@@ -100,3 +100,37 @@ def rendered_call(
     if cuts:
         text = text[: min(cuts)]
     return text if name in text and all(v in text for v in values) else None
+
+
+def same_message(a: ChatMessage, b: ChatMessage) -> bool:
+    """Equal content, reasoning and (name, arguments) of every call (stream ids are generated, so not compared)."""
+    calls_a = [(c.name, c.arguments) for c in a.tool_calls]
+    return (a.content, a.reasoning_content, calls_a) == (
+        b.content,
+        b.reasoning_content,
+        [(c.name, c.arguments) for c in b.tool_calls],
+    )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_cut_call(params: ChatParams, text: str, name: str, complete_arguments: str) -> ChatMessage:
+    """An output whose last call is cut off or malformed: parse() never raises, the stream (char by char, every
+    prefix equal to the partial parse) ends equal to it, and the call is either kept as far as it got — its
+    arguments a prefix of the complete call's (or its text as written, for arguments that are not JSON), with a
+    warning — or, if it never committed, left as text (the caller checks that)."""
+    message = params.parse(text)
+    streamed = stream_char_by_char(params, text)
+    assert same_message(streamed, message), (streamed, message)
+    calls = [c for c in message.tool_calls if c.name == name]
+    for call in calls:
+        if call.arguments != complete_arguments:
+            assert complete_arguments.startswith(call.arguments) or not _is_json(call.arguments), call
+            assert message.warnings
+    return message

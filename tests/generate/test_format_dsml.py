@@ -17,7 +17,7 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.grammar import Trigger
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import calls_of, stream_char_by_char
+from .helpers import calls_of, check_cut_call, stream_char_by_char
 
 V32 = "deepseek-ai-DeepSeek-V3.2"
 V4 = "deepseek-ai-DeepSeek-V4"
@@ -156,18 +156,17 @@ def test_tools_disabled_keeps_markup_as_content() -> None:
     assert not message.warnings
 
 
-@pytest.mark.parametrize("cut", [30, 60, 90, -40, -30, -2])
-def test_truncated_call_at_end_is_kept_as_text(cut: int) -> None:
+@pytest.mark.parametrize("cut", [30, 60, 90, 120, -40, -30, -2])
+def test_truncated_call_keeps_its_text(cut: int) -> None:
+    """Cut before its first parameter the call is text; after, it is kept as far as it got (as streamed)."""
     body = section(invoke("get_weather", param("city", "Tokyo", True), param("days", "5", False)))
     cut_at = cut if cut > 0 else len(body) + cut
     text = "ok</think>Calling." + body[:cut_at]
-    message = chat().parse(text)  # partial=False: never raises
-    if message.tool_calls:  # cut after </invoke>: the call is whole, only the section end is missing
-        assert cut_at >= len(body) - len(f"</{D}function_calls>")
-        assert calls_of(message) == [("get_weather", {"city": "Tokyo", "days": 5})]
-    else:
+    message = check_cut_call(chat(), text, "get_weather", '{"city": "Tokyo", "days": 5}')
+    if not message.tool_calls:
         assert message.content == "Calling." + body[:cut_at]
-        assert message.warnings
+    elif cut_at >= len(body) - len(f"</{D}function_calls>"):  # cut after </invoke>: only the section end is missing
+        assert calls_of(message) == [("get_weather", {"city": "Tokyo", "days": 5})]
 
 
 def test_unknown_tool_is_content_with_warning() -> None:
@@ -229,9 +228,11 @@ def test_streaming_never_reports_half_a_name() -> None:
     params = chat()
     head = f'</think>\n\n<{D}function_calls>\n<{D}invoke name="get'
     assert params.parse(head, partial=True).tool_calls == ()
-    assert params.parse(head + '_weather">', partial=True).tool_calls[0].name == "get_weather"
+    assert params.parse(head + '_weather">', partial=True).tool_calls == ()  # not committed yet
     partial = params.parse(head + f'">\n<{D}parameter name="ke', partial=True)
-    assert [(c.name, c.arguments) for c in partial.tool_calls] == [("get", "{")]
+    assert partial.tool_calls == ()  # announced at its first parameter's name
+    partial = params.parse(head + f'">\n<{D}parameter name="key"', partial=True)
+    assert [(c.name, c.arguments) for c in partial.tool_calls] == [("get", '{"key": ')]
     partial = params.parse(head + f'">\n<{D}parameter name="key" string="true">ab</｜DSML｜para', partial=True)
     assert [(c.name, c.arguments) for c in partial.tool_calls] == [("get", '{"key": "ab')]
 

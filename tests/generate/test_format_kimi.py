@@ -12,7 +12,7 @@ from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.message import ToolCall, apply_deltas
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import WEATHER_TOOL, function_tool
+from .helpers import WEATHER_TOOL, check_cut_call, function_tool
 
 TEMPLATES = ("Kimi-K2-Thinking", "Kimi-K2-Instruct", "moonshotai-Kimi-K2")
 
@@ -143,10 +143,9 @@ def test_empty_arguments_may_be_left_out() -> None:
 
 def test_truncated_call_keeps_the_text() -> None:
     text = "Let me look." + SB + call("get_weather", 0, '{"city": "Par', end=False)
-    message = chat().parse(text)  # complete output: must not raise
-    assert message.content == text
-    assert message.tool_calls == ()
-    assert message.warnings
+    message = check_cut_call(chat(), text, "get_weather", '{"city": "Paris"}')
+    assert message.content == "Let me look."
+    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Par', "functions.get_weather:0"),)
     # while streaming the same text is a call in progress
     streaming = chat().parse(text, partial=True)
     assert streaming.content == "Let me look."
@@ -162,12 +161,12 @@ def test_unknown_tool_is_content_with_a_warning() -> None:
     assert message.warnings[0].position == 3
 
 
-def test_malformed_arguments_are_content_with_a_warning() -> None:
+def test_malformed_arguments_keep_the_call_as_far_as_it_got() -> None:
+    """The call committed at its head, so it stays (as a stream showed it); what breaks it is content."""
     text = call("get_weather", 0, "city=Paris") + "ok"
-    message = chat().parse(text)
-    assert message.content == text
-    assert message.tool_calls == ()
-    assert message.warnings
+    message = check_cut_call(chat(), text, "get_weather", '{"city": "Paris"}')
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_weather", "")]
+    assert "city=Paris" in message.content and message.warnings
 
 
 def test_stray_thinking_close_after_calls_is_markup() -> None:

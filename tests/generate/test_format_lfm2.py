@@ -12,7 +12,7 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.formats.lfm2 import decode_python_escapes, python_kwargs_to_json, python_literal_to_json
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import WEATHER_TOOL, calls_of, function_tool, stream_char_by_char
+from .helpers import WEATHER_TOOL, calls_of, check_cut_call, function_tool, stream_char_by_char
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -137,10 +137,9 @@ def test_truncated_call_keeps_text(fmt: str) -> None:
     if fmt == "lfm2":
         text = text.removesuffix("<|tool_call_end|>")
     params = chat(fmt)
-    message = params.parse(text)
-    assert message.content == text
-    assert message.tool_calls == ()
-    assert message.warnings
+    message = check_cut_call(params, text, "get_time", '{"city": "Paris"}')
+    assert message.content == "Let me look."
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_time", 'city="Par')]  # as written: not JSON
     partial = params.parse(text, partial=True)
     assert partial.content == "Let me look."
     assert [(c.name, c.arguments) for c in partial.tool_calls] == [("get_time", "")]

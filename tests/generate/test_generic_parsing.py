@@ -152,6 +152,6 @@ def test_openai_shapes() -> None:
     assert data["content"] is None and data["role"] == "assistant"
     assert data["tool_calls"][0]["function"] == {"name": "get_weather_now", "arguments": "{}"}
     stream = coder().stream()
-    deltas = stream.feed("<tool_call>\n<function=get_weather_now>\n") + stream.finish()
+    deltas = stream.feed("<tool_call>\n<function=get_weather_now>\n</function>") + stream.finish()
     chunk = deltas[0].to_openai()["tool_calls"][0]
     assert chunk["index"] == 0 and chunk["type"] == "function" and CALL_ID.fullmatch(chunk["id"])

@@ -136,19 +136,21 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         single = json_call(fmt, request.tools)
     else:
         single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+    # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
+    # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start:
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen.
         closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.eps()
-        wrapped = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
+        wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
     elif fmt.mode is ToolFormatMode.JSON_NATIVE:
         calls = json_calls(fmt, request.tools)
     else:
-        call = p.tag(tags.TOOL, single)
+        call = p.recover(p.tag(tags.TOOL, single))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
-        section = flex(fmt.section_start) + calls + closing
+        section = p.recover(flex(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, calls), [sec_start, per_start]
         return section, [sec_start]

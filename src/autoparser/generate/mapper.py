@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..message import ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
 from . import tags
 
-__all__ = ["WHITESPACE", "map_raw", "map_result", "strip_leading_break", "strip_trailing_break"]
+__all__ = [
+    "WHITESPACE",
+    "LiveCall",
+    "MessageBuilder",
+    "map_raw",
+    "map_result",
+    "partial_json_span",
+    "starts_string",
+    "strip_leading_break",
+    "strip_trailing_break",
+]
 
 WHITESPACE = " \t\r\n"
 
@@ -53,41 +64,114 @@ def map_raw(
     convert_args: Callable[[str], str] | None = None,
 ) -> tuple[ChatMessage, str, str]:
     """The message, plus the untrimmed content and reasoning text (streaming continues from those)."""
-    content: list[str] = []
-    reasoning: list[str] = []
-    calls: list[ToolCall] = []
-    warnings: list[ParseWarning] = []
-    after_call = False
+    builder = MessageBuilder(offset, id_position, convert_args)
     for node in result.nodes:
+        builder.add(node)
+    raw_content, raw_reasoning = "".join(builder.content), "".join(builder.reasoning)
+    return builder.message(raw_content, raw_reasoning), raw_content, raw_reasoning
+
+
+@dataclass(slots=True)
+class LiveCall:
+    """A call still arriving, as a stream needs it: its arguments are ``text`` followed by the source span
+    ``span`` (raw JSON arguments are read from the input rather than copied on every feed)."""
+
+    name: str
+    id: str
+    text: str
+    span: tuple[int, int] | None = None
+
+    def arguments(self, source: str) -> str:
+        return self.text + source[self.span[0] : self.span[1]] if self.span else self.text
+
+
+class MessageBuilder:
+    """Folds top-level AST nodes, in order, into the message's fields.
+
+    A stream folds each settled node once (:meth:`add`) and maps the unsettled tail on a throw-away
+    :meth:`fork`, so a feed costs what the tail costs. Whitespace around the answer and the reasoning is template
+    formatting (the newline before ``</think>``, before a tool call): :meth:`message` trims it. While streaming,
+    trailing whitespace is thereby held back until text follows it.
+    """
+
+    __slots__ = ("after_call", "calls", "content", "convert_args", "id_position", "offset", "reasoning", "warnings")
+
+    def __init__(
+        self, offset: int, id_position: str = "none", convert_args: Callable[[str], str] | None = None
+    ) -> None:
+        self.offset = offset
+        self.id_position = id_position
+        self.convert_args = convert_args
+        self.content: list[str] = []  # raw (untrimmed) pieces
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.warnings: list[ParseWarning] = []
+        self.after_call = False
+
+    def fork(self) -> MessageBuilder:
+        """An empty builder continuing from this one's state (for the unsettled tail)."""
+        other = MessageBuilder(self.offset, self.id_position, self.convert_args)
+        other.after_call = self.after_call
+        return other
+
+    def add(self, node: AstNode) -> None:
+        """Fold one top-level node."""
         tag = node.tag
-        if tag == tags.UNPARSED:
-            after_call = False  # it carries its own warning
-        if after_call and tag == tags.CONTENT and node.text.strip(WHITESPACE):
-            where = max(node.start - offset, 0)
-            warnings.append(ParseWarning(where, "text after the tool calls was kept as content"))
-            after_call = False  # one warning per stretch
         if tag == tags.CONTENT:
-            content.append(node.text)
+            text = node.text
+            if self.after_call and text.strip(WHITESPACE):
+                self._warn(node, "text after the tool calls was kept as content")
+                self.after_call = False  # one warning per stretch
+            self.content.append(text)
         elif tag == tags.REASONING:
-            reasoning.append(node.text)
+            self.reasoning.append(node.text)
         elif tag == tags.UNPARSED:
-            content.append(node.text)
-            warnings.append(ParseWarning(max(node.start - offset, 0), f"{node.text!r} did not start a valid tool call"))
+            self.after_call = False  # it carries its own warning
+            text = node.text
+            self.content.append(text)
+            self._warn(node, f"{text!r} did not start a valid tool call")
         elif tag == tags.TOOL:
-            call = _tool_call(node, id_position, convert_args)
+            call, notes = _tool_call(node, self.id_position, self.convert_args)
+            for where, note in notes:
+                self.warnings.append(ParseWarning(max(where - self.offset, 0), note))
             if call is not None:
-                calls.append(call)
-                after_call = True
-            elif not node.is_partial:  # a complete call without a usable name: never drop its text
-                content.append(node.text)
-                warnings.append(ParseWarning(max(node.start - offset, 0), "a tool call without a known name"))
-    # Whitespace around the answer and the reasoning is template formatting (the newline before </think>, before a
-    # tool call): trimmed. While streaming, trailing whitespace is thereby held back until text follows it.
-    raw_content, raw_reasoning = "".join(content), "".join(reasoning)
-    message = ChatMessage(
-        "assistant", raw_content.strip(WHITESPACE), raw_reasoning.strip(WHITESPACE), tuple(calls), tuple(warnings)
-    )
-    return message, raw_content, raw_reasoning
+                self.calls.append(call)
+                self.after_call = True
+            elif not node.is_partial or node.broken:  # not a usable call: never drop its text
+                self.content.append(node.text)
+                if not notes:
+                    self._warn(node, "a tool call without a known name")
+
+    def add_live(self, node: AstNode) -> LiveCall | None:
+        """Fold a node of the unsettled tail; a call comes back as a :class:`LiveCall` instead of being kept."""
+        if node.tag != tags.TOOL:
+            self.add(node)
+            return None
+        if node.is_partial and not node.broken:
+            call = _live_call(node, self.id_position, self.convert_args)
+        else:
+            final, _ = _tool_call(node, self.id_position, self.convert_args)
+            if final is None:
+                self.add(node)  # its text becomes content, with a warning
+                return None
+            call = LiveCall(final.name, final.id, final.arguments)
+        if call is not None:
+            self.after_call = True
+        return call
+
+    def message(self, raw_content: str | None = None, raw_reasoning: str | None = None) -> ChatMessage:
+        content = "".join(self.content) if raw_content is None else raw_content
+        reasoning = "".join(self.reasoning) if raw_reasoning is None else raw_reasoning
+        return ChatMessage(
+            "assistant",
+            content.strip(WHITESPACE),
+            reasoning.strip(WHITESPACE),
+            tuple(self.calls),
+            tuple(self.warnings),
+        )
+
+    def _warn(self, node: AstNode, message: str) -> None:
+        self.warnings.append(ParseWarning(max(node.start - self.offset, 0), message))
 
 
 def _children(node: AstNode) -> list[AstNode]:
@@ -103,45 +187,171 @@ def _children(node: AstNode) -> list[AstNode]:
     return found
 
 
-def _tool_call(node: AstNode, id_position: str, convert_args: Callable[[str], str] | None) -> ToolCall | None:
-    name = call_id = ""
-    id_done = False
+_ORDINARY_MEMBERS = frozenset({"type", "index", "id", "call_id", "tool_call_id"})  # need no warning
+
+
+@dataclass(slots=True)
+class _CallReading:
+    """What a TOOL node holds."""
+
+    name: str = ""
+    call_id: str = ""
+    id_done: bool = False
     raw_args: AstNode | None = None
-    tagged: list[AstNode] = []
+    tagged: list[AstNode] = field(default_factory=list)
+    unknown: list[AstNode] = field(default_factory=list)
+    committed: bool = False
+
+
+def _read_call(node: AstNode) -> _CallReading:
+    reading = _CallReading()
     for child in _children(node):
-        if child.tag == tags.TOOL_NAME:
-            name = child.text
-        elif child.tag == tags.TOOL_ID:
-            call_id = child.text.strip().strip('"')
-            id_done = not child.is_partial
+        tag = child.tag
+        if tag == tags.TOOL_NAME:
+            reading.name = child.text
+        elif tag == tags.TOOL_ID:
+            reading.call_id = child.text.strip().strip('"')
+            reading.id_done = not child.is_partial
             # An id may contain the name (Kimi-K2's ``functions.NAME:0``).
-            name = next((c.text for c in _children(child) if c.tag == tags.TOOL_NAME), name)
-        elif child.tag == tags.TOOL_ARGS:
-            raw_args = child
-        elif child.tag == tags.TOOL_ARG:
-            tagged.append(child)
-    if not name:
-        return None
+            reading.name = next((c.text for c in _children(child) if c.tag == tags.TOOL_NAME), reading.name)
+        elif tag == tags.TOOL_ARGS:
+            reading.raw_args = child
+        elif tag == tags.TOOL_ARG:
+            reading.tagged.append(child)
+            reading.committed = reading.committed or any(c.tag == tags.COMMIT for c in _children(child))
+        elif tag == tags.TOOL_UNKNOWN:
+            reading.unknown.append(child)
+        elif tag == tags.COMMIT:
+            reading.committed = True
+    return reading
+
+
+def _announced(reading: _CallReading, node: AstNode, id_position: str) -> bool:
+    """Whether a stream shows this call: once complete, or — while it is still arriving — once the grammar
+    committed to it (its arguments began) and its name, and its id where one comes first, are known."""
+    if not reading.name:
+        return False
+    if not node.is_partial:
+        return True
+    if not reading.committed:
+        return False
+    if node.broken or id_position == "none" or reading.id_done:
+        return True
+    return id_position == "before_args"  # after the arguments began, a missing id will not come any more
+
+
+def _tool_call(
+    node: AstNode, id_position: str, convert_args: Callable[[str], str] | None
+) -> tuple[ToolCall | None, list[tuple[int, str]]]:
+    """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text)."""
+    reading = _read_call(node)
+    notes: list[tuple[int, str]] = []
+    if not _announced(reading, node, id_position):
+        return None, notes
     complete = not node.is_partial
-    if not complete and id_position != "none" and not id_done:
-        args_started = raw_args is not None or bool(tagged)
-        if id_position == "after_args" or not args_started:
-            return None  # the id may still come, and a stream sends it only once
-    if raw_args is not None and convert_args is not None:
-        arguments = convert_args(raw_args.text) if complete and not raw_args.is_partial else ""
-    elif raw_args is not None:
-        arguments = _json_arguments(raw_args)
-    elif tagged:
-        arguments = _tagged_arguments(tagged, complete)
-    else:
-        arguments = "{}" if complete else "{"
-    return ToolCall(name, arguments, call_id)
+    strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
+    if strange and reading.raw_args is None and complete:
+        # No arguments member but other members (a damaged "arguments" key, arguments written flat): read the
+        # arguments from them rather than run the tool without any.
+        keys = ", ".join(repr(_member_key(m)) for m in strange)
+        notes.append((node.start, f"tool call {reading.name!r} has no arguments member; read them from {keys}"))
+        return ToolCall(reading.name, _arguments_from_members(strange), reading.call_id), notes
+    for member in strange:
+        notes.append((member.start, f"unknown member {_member_key(member)!r} of tool call {reading.name!r} ignored"))
+    if node.broken:
+        notes.append(
+            (node.end, f"tool call {reading.name!r} is cut off or malformed here; its arguments are as far as they go")
+        )
+    return ToolCall(reading.name, _arguments(reading, complete, convert_args), reading.call_id), notes
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _member_parts(member: AstNode) -> tuple[str, str]:
+    """A ``"key": value`` member's key and value text."""
+    text = member.text
+    try:
+        key, end = _DECODER.raw_decode(text)
+    except ValueError:
+        return text[:40], ""
+    value = text[end:].lstrip(WHITESPACE)[1:].strip(WHITESPACE)  # after the colon
+    return (key if isinstance(key, str) else text[:40]), value
+
+
+def _member_key(member: AstNode) -> str:
+    return _member_parts(member)[0]
+
+
+def _arguments_from_members(members: list[AstNode]) -> str:
+    """Arguments when the arguments member is missing: the one object-valued member's value, else the members."""
+    parts = [_member_parts(m) for m in members]
+    if len(parts) == 1 and parts[0][1].startswith("{"):
+        return parts[0][1]
+    return "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {value}" for key, value in parts) + "}"
+
+
+def _arguments(reading: _CallReading, complete: bool, convert_args: Callable[[str], str] | None) -> str:
+    raw = reading.raw_args
+    if raw is not None and convert_args is not None:
+        if complete and not raw.is_partial:
+            return convert_args(raw.text)
+        return raw.text.strip(WHITESPACE) if raw.broken else ""  # shown only when complete (or as written, broken)
+    if raw is not None:
+        return _json_arguments(raw)
+    if reading.tagged:
+        return _tagged_arguments(reading.tagged, complete)
+    return "{}" if complete else ""  # nothing read yet: JSON arguments may still start with anything
+
+
+def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str], str] | None) -> LiveCall | None:
+    """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span."""
+    reading = _read_call(node)
+    if not _announced(reading, node, id_position):
+        return None
+    raw = reading.raw_args
+    if raw is not None and convert_args is None and raw.is_partial and not starts_string(raw):
+        return LiveCall(reading.name, reading.call_id, "", partial_json_span(raw))
+    return LiveCall(reading.name, reading.call_id, _arguments(reading, False, convert_args))
+
+
+def starts_string(node: AstNode) -> bool:
+    """Whether raw JSON arguments are a JSON string (which may hold the object; see _json_arguments)."""
+    source = node._source.text
+    start = node.start
+    while start < node.end and source[start] in WHITESPACE:
+        start += 1
+    return start < node.end and source[start] == '"'
+
+
+def partial_json_span(node: AstNode) -> tuple[int, int]:
+    """The span of partial raw JSON arguments a stream may show: without surrounding whitespace or an escape cut
+    off at the end (as :func:`_without_cut_escape`), found from the ends only (the text may be long)."""
+    source = node._source.text
+    start, end = node.start, node.end
+    while start < end and source[start] in WHITESPACE:
+        start += 1
+    slash = source.rfind("\\", max(start, end - 6), end)
+    if slash >= 0:
+        before = slash
+        while before > start and source[before - 1] == "\\":
+            before -= 1
+        rest = source[slash + 1 : end]
+        cut = rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:]))
+        if (slash - before) % 2 == 0 and cut:
+            end = slash
+    while end > start and source[end - 1] in WHITESPACE:
+        end -= 1
+    return start, end
 
 
 def _json_arguments(node: AstNode) -> str:
     text = _without_cut_escape(node.text) if node.is_partial else node.text
     text = text.strip(WHITESPACE)
-    if text.startswith('"') and not node.is_partial:
+    if text.startswith('"') and node.is_partial:
+        # A JSON string may hold the object (below): shown only once complete (or as written, broken).
+        return text if node.broken else ""
+    if text.startswith('"'):
         # Arguments given as a JSON string holding the object.
         try:
             inner = json.loads(text)

@@ -1,41 +1,59 @@
 """Streaming: turn a growing model output into append-only :class:`MessageDelta` objects.
 
-A feed normally re-parses the output in partial mode and emits what the message gained (the mapper is
-prefix-monotone, so the gain is always an extension; the stream never retracts what it sent). That costs time
-proportional to the whole output, so most feeds take a **fast path** instead: when the parse ended inside an open
-text element — reasoning or content read by ``until()``, a string argument value, or a JSON string inside raw JSON
-arguments — a new piece that contains none of that element's delimiters (nor completes one) can only extend it.
-The stream then appends the piece to that element without parsing, applying the same whitespace rules as the
-mapper, so a 20 KB output streamed one character per feed costs O(n), not O(n²).
+The output accumulates in one :class:`~autoparser.peg.TextBuffer` read by a :class:`~autoparser.peg.ParseSession`.
+A feed then does one of two things:
+
+1. **Advance the frontier.** When the last parse stopped because one primitive ran into the end of the input
+   (an ``until()`` reading content, reasoning or a tagged value, a JSON value, a marker still arriving), and that
+   primitive still needs more input after the new piece, the parse would come out the same with that open
+   element longer (:meth:`ParseSession.advance`). The stream maps just the element's new text — content and
+   reasoning trimmed as the mapper trims them, a string argument JSON-encoded, raw JSON arguments as written,
+   anything shown only when complete not at all. No parse happens.
+2. **Parse**, resuming after the last settled item. Settled top-level nodes are folded into a
+   :class:`MessageBuilder` once; the unsettled tail is mapped on a fork of it; every field is emitted from the
+   position it reached, so the cost is the tail's, not the whole output's.
+
+Either way the stream only appends, and what it has sent always equals the mapping of a prefix parse, so after
+``finish()`` the accumulated message equals ``parse(text)``. A call is announced (id and name) once, when the
+grammar has committed to it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import re
 from dataclasses import dataclass
 
 from ..message import ChatMessage, MessageDelta, ParseWarning, ToolCall, ToolCallDelta, new_call_id
-from ..peg import AstNode, ParseResult
+from ..peg import AstNode, ParseResult, TextBuffer
 from . import tags
 from .assemble import GeneratedParser
-from .mapper import WHITESPACE, map_raw, strip_leading_break
+from .mapper import (
+    WHITESPACE,
+    LiveCall,
+    MessageBuilder,
+    map_raw,
+    partial_json_span,
+    starts_string,
+    strip_leading_break,
+)
 
 __all__ = ["StreamParser", "parse_output"]
 
-# Inside a JSON string: an escape (complete), a quote (ends the string), or a backslash cut off at the end.
-_JSON_STRING_EVENT = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{0,4})?|"')
-_HOLD = "hold"  # an open element whose text the message does not show yet
 _encode_string = json.encoder.encode_basestring  # what json.dumps(s, ensure_ascii=False) does for a str
-_SPACE_CHARS = frozenset(" \t\r\n")
-_QUOTE_OR_ESCAPE = re.compile(r'\\.|"', re.DOTALL)
+_HOLD = "hold"  # an open element whose text the message does not show while it is open
+_SHOWN = (tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS)
 
 
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
-    message = _parse(generated, generated.prefill + text, partial)[0]
+    full = generated.prefill + text
+    result = generated.parser.parse(full, partial=partial)
+    if result.fail:  # a generated parser never fails on text (every item falls back to content); be safe anyway
+        warning = ParseWarning(0, "the output could not be parsed; it was kept as content")
+        return ChatMessage(content=text.strip(WHITESPACE), warnings=(warning,))
+    offset = len(generated.prefill)
+    message = map_raw(result, offset, generated.id_position, generated.convert_args)[0]
     if partial:
         return message
     return _request_warnings(generated, message, len(text))
@@ -43,22 +61,17 @@ def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False
 
 def _request_warnings(generated: GeneratedParser, message: ChatMessage, end: int) -> ChatMessage:
     """Warnings about the request's constraints (the parser is lenient about them)."""
-    request = generated.request
-    extra: list[ParseWarning] = []
-    if request.tool_choice == "required" and request.tools and not message.tool_calls:
-        extra.append(ParseWarning(end, "tool_choice is 'required' but the output has no tool call"))
+    extra = _request_warning_list(generated, bool(message.tool_calls), end)
     if not extra:
         return message
     return dataclasses.replace(message, warnings=(*message.warnings, *extra))
 
 
-def _parse(generated: GeneratedParser, full: str, partial: bool) -> tuple[ChatMessage, str, str, ParseResult]:
-    result = generated.parser.parse(full, partial=partial)
-    if result.fail:  # cannot happen for generated parsers (every item falls back to content); be safe anyway
-        text = full[len(generated.prefill) :]
-        return ChatMessage(content=text), text, "", result
-    message, content, reasoning = map_raw(result, len(generated.prefill), generated.id_position, generated.convert_args)
-    return message, content, reasoning, result
+def _request_warning_list(generated: GeneratedParser, has_calls: bool, end: int) -> list[ParseWarning]:
+    request = generated.request
+    if request.tool_choice == "required" and request.tools and not has_calls:
+        return [ParseWarning(end, "tool_choice is 'required' but the output has no tool call")]
+    return []
 
 
 class _Text:
@@ -79,63 +92,144 @@ class _Text:
         return self._parts[0] if self._parts else ""
 
 
-@dataclass(slots=True)
-class _OpenLeaf:
-    """The text element the last parse ended in, and how new text extends the message through it."""
+class _TextField:
+    """Content or reasoning as the stream emits it: raw pieces in, trimmed append-only text out.
 
-    kind: str  # tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING or tags.TOOL_ARGS (inside a JSON string)
-    delimiters: tuple[str, ...]  # until() delimiters; empty for JSON strings
-    stops: re.Pattern[str]  # first characters of the delimiters: a piece without them cannot start one
-    withheld: str  # text after the element that may still become a delimiter (not yet part of anything)
-    tail: str  # whitespace at the element's end, not emitted yet (the mapper trims it unless text follows)
-    started: bool  # whether the field already shows text (else leading whitespace is dropped)
-    call_index: int = -1
+    ``seen`` counts the raw characters already taken (emitted, or held as trailing whitespace in ``pending``):
+    the message trims the field, so whitespace is only sent once text follows it, and leading whitespace never.
+    """
+
+    __slots__ = ("_base", "_index", "emitted", "pending", "pieces", "seen", "started")
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces  # the builder's settled raw pieces (they only grow)
+        self._index = 0  # pieces[:_index] are wholly seen and start at raw offset... _base is where _index starts
+        self._base = 0
+        self.seen = 0
+        self.pending: list[str] = []
+        self.started = False
+        self.emitted = _Text()
+
+    def take(self, live: list[str]) -> str:
+        """The raw text not seen yet: the rest of the settled pieces, then the live (unsettled) pieces."""
+        seen, base, pieces = self.seen, self._base, self.pieces
+        out: list[str] = []
+        for index in range(self._index, len(pieces)):
+            piece = pieces[index]
+            end = base + len(piece)
+            if seen < end:
+                out.append(piece[seen - base :])
+                seen = end
+            base = end
+        self._index, self._base = len(pieces), base
+        for piece in live:
+            end = base + len(piece)
+            if seen < end:
+                out.append(piece[max(seen - base, 0) :])
+                seen = end
+            base = end
+        self.seen = seen
+        return "".join(out)
+
+    def push(self, raw: str) -> str:
+        """Take ``raw`` (already counted in ``seen``); return the text to emit now."""
+        if not raw:
+            return ""
+        if not self.started:
+            raw = raw.lstrip(WHITESPACE)
+            if not raw:
+                return ""
+        core = raw.rstrip(WHITESPACE)
+        if not core:
+            self.pending.append(raw)
+            return ""
+        text = "".join(self.pending) + core if self.pending else core
+        self.pending = [raw[len(core) :]] if len(core) < len(raw) else []
+        self.started = True
+        self.emitted.append(text)
+        return text
+
+
+@dataclass(slots=True)
+class _CallOut:
+    """One announced call: what was sent of it."""
+
+    name: str
+    id: str
+    sent: int = 0  # characters of ``arguments`` sent
+    arguments: _Text = dataclasses.field(default_factory=_Text)
+
+
+@dataclass(slots=True)
+class _Leaf:
+    """The open element at the frontier of the last parse and how its growth maps to the message."""
+
+    kind: str  # tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS or _HOLD
+    end: int  # where the element ends now
+    call: int = -1  # the call an argument leaf belongs to
+    visible: int = 0  # raw JSON arguments: end of the part already shown
+    pending: str = ""  # a string argument: trailing whitespace held back (it may be the break before the tag)
 
 
 class StreamParser:
-    """Feed model output piece by piece; get the deltas each piece adds."""
+    """Feed model output piece by piece; get the deltas each piece adds (see the module docstring)."""
 
     __slots__ = (
-        "_arguments",
+        "_buffer",
+        "_builder",
         "_calls",
         "_content",
         "_finished",
+        "_folded",
         "_generated",
-        "_ids",
         "_leaf",
-        "_pieces",
+        "_open_call",
         "_reasoning",
+        "_session",
+        "_settled_calls",
+        "_warned",
+        "_warnings",
     )
 
     def __init__(self, generated: GeneratedParser) -> None:
         self._generated = generated
-        self._pieces: list[str] = [generated.prefill]
-        self._content = _Text()
-        self._reasoning = _Text()
-        self._calls: list[ToolCall] = []
-        self._arguments: list[_Text] = []
-        self._ids: list[str] = []
-        self._leaf: _OpenLeaf | None = None
+        self._buffer = TextBuffer(generated.prefill)
+        self._session = generated.parser.session()
+        self._builder = MessageBuilder(len(generated.prefill), generated.id_position, generated.convert_args)
+        self._folded = 0  # top-level nodes folded into the builder
+        self._content = _TextField(self._builder.content)
+        self._reasoning = _TextField(self._builder.reasoning)
+        self._calls: list[_CallOut] = []
+        self._settled_calls = 0  # leading calls that are settled and wholly sent
+        self._warned = 0  # builder warnings already sent
+        self._warnings: list[ParseWarning] = []
+        self._leaf: _Leaf | None = None
+        self._open_call = False  # whether the output ends inside an announced call (the last one)
         self._finished = False
 
     @property
     def message(self) -> ChatMessage:
         """Everything emitted so far, as one message (tool calls carry their stream ids)."""
-        calls = tuple(
-            ToolCall(c.name, a.value, i) for c, a, i in zip(self._calls, self._arguments, self._ids, strict=True)
+        calls = tuple(ToolCall(c.name, c.arguments.value, c.id) for c in self._calls)
+        return ChatMessage(
+            "assistant", self._content.emitted.value, self._reasoning.emitted.value, calls, tuple(self._warnings)
         )
-        return ChatMessage("assistant", self._content.value, self._reasoning.value, calls)
 
     def feed(self, piece: str) -> list[MessageDelta]:
+        """Add ``piece`` to the output; return what the message gained."""
         if self._finished:
             raise RuntimeError("feed() after finish()")
+        if not isinstance(piece, str):
+            raise TypeError(f"feed() needs a str, got {type(piece).__name__}")
         if not piece:
             return []
-        self._pieces.append(piece)
-        if self._leaf is not None:
-            deltas = self._extend(self._leaf, piece)
-            if deltas is not None:
-                return deltas
+        self._buffer.append(piece)
+        leaf = self._leaf
+        if leaf is not None:
+            end = self._session.advance(self._buffer)
+            if end is not None:
+                return self._grow(leaf, end)
+            self._leaf = None
         return self._update(partial=True)
 
     def finish(self) -> list[MessageDelta]:
@@ -143,177 +237,188 @@ class StreamParser:
         if self._finished:
             return []
         self._finished = True
+        self._leaf = None
         return self._update(partial=False)
 
-    # --- slow path: parse everything ---------------------------------------------------------------------------
+    # --- parsing -----------------------------------------------------------------------------------------------
 
     def _update(self, *, partial: bool) -> list[MessageDelta]:
-        full = "".join(self._pieces)
-        self._pieces = [full]
-        message, raw_content, raw_reasoning, result = _parse(self._generated, full, partial)
-        content = _gain(self._content.value, message.content)
-        reasoning = _gain(self._reasoning.value, message.reasoning_content)
-        self._content.append(content)
-        self._reasoning.append(reasoning)
-        call_deltas: list[ToolCallDelta] = []
-        for index, call in enumerate(message.tool_calls):
-            if index < len(self._calls):
-                if call.name != self._calls[index].name:
-                    continue
-                extra = _gain(self._arguments[index].value, call.arguments)
-                if extra:
-                    self._arguments[index].append(extra)
-                    call_deltas.append(ToolCallDelta(index, arguments=extra))
-            elif index == len(self._calls):
-                call_id = call.id or new_call_id()
-                self._calls.append(call)
-                self._arguments.append(_Text())
-                self._arguments[-1].append(call.arguments)
-                self._ids.append(call_id)
-                call_deltas.append(ToolCallDelta(index, call_id, call.name, call.arguments))
-        warnings = () if partial else _request_warnings(self._generated, message, len(full)).warnings
-        synced = message.content == self._content.value and message.reasoning_content == self._reasoning.value
-        synced = synced and len(message.tool_calls) == len(self._calls)
-        if synced and self._calls:
-            synced = message.tool_calls[-1].arguments == self._arguments[-1].value
-        self._leaf = self._open_leaf(result, full, raw_content, raw_reasoning) if partial and synced else None
+        result = self._session.parse(self._buffer, partial=partial)
+        if result.fail:  # see parse_output: cannot happen for generated parsers
+            return self._unparsable(partial)
+        nodes = result.nodes
+        builder = self._builder
+        folded = self._folded
+        while folded < len(nodes) and (not partial or nodes[folded].settled):
+            builder.add(nodes[folded])
+            folded += 1
+        self._folded = folded
+        live = builder.fork()
+        live_calls: list[LiveCall] = []
+        self._open_call = False
+        for node in nodes[folded:]:
+            call = live.add_live(node)
+            if call is not None:
+                live_calls.append(call)
+                self._open_call = node.is_partial
+        content = self._content.push(self._content.take(live.content))
+        reasoning = self._reasoning.push(self._reasoning.take(live.reasoning))
+        call_deltas = self._call_deltas(builder.calls, live_calls)
+        warnings = builder.warnings[self._warned :]
+        self._warned = len(builder.warnings)
+        if not partial:
+            has_calls = bool(builder.calls)
+            warnings += _request_warning_list(self._generated, has_calls, len(self._buffer) - self._builder.offset)
+        self._warnings.extend(warnings)
+        self._leaf = self._open_leaf(result) if partial else None
         if not (content or reasoning or call_deltas or warnings):
             return []
         return [MessageDelta(content, reasoning, tuple(call_deltas), tuple(warnings))]
 
-    def _open_leaf(self, result: ParseResult, full: str, raw_content: str, raw_reasoning: str) -> _OpenLeaf | None:
-        """The element a fast path can extend, if the parse ended inside one (see the module docstring)."""
-        node = _last_leaf(result)
-        if node is None or not node.is_partial or node.end == node.start:
-            # An empty element may still be preempted by what precedes it (a repeated opening marker, say).
-            return None
-        withheld = full[node.end :]
-        if result.open_until is not None and result.open_until[0] == node.start:
-            delimiters = result.open_until[1]
-            if node.tag == tags.CONTENT:
-                return _text_leaf(tags.CONTENT, delimiters, withheld, raw_content)
-            if node.tag == tags.REASONING:
-                return _text_leaf(tags.REASONING, delimiters, withheld, raw_reasoning)
-            if node.tag == tags.TOOL_ARG_STRING and self._calls:
-                value = node.text
-                trimmed = strip_leading_break(value)
-                if not trimmed.strip(WHITESPACE):
-                    return None  # the leading line break is not settled yet
-                core = trimmed.rstrip(WHITESPACE)
-                tail = trimmed[len(core) :]
-                index = len(self._calls) - 1
-                return _OpenLeaf(tags.TOOL_ARG_STRING, delimiters, _stops(delimiters), withheld, tail, True, index)
-            return None
-        if node.tag == tags.TOOL_ARGS and self._generated.convert_args is not None and result.open_until is not None:
-            # Arguments in a non-JSON syntax are shown only when complete: text that stays inside an open until()
-            # within them changes nothing, so it needs no parse.
-            start, delimiters = result.open_until
-            if delimiters and node.start <= start < node.end:
-                return _OpenLeaf(_HOLD, delimiters, _stops(delimiters), withheld, "", True)
-            return None
-        if node.tag == tags.TOOL_ARGS and self._generated.convert_args is None and self._calls and not withheld:
-            raw = node.text
-            quotes = _QUOTE_OR_ESCAPE.findall(raw).count('"')  # escapes are matched whole, so never counted
-            if quotes % 2 == 0 or raw.endswith("\\"):
-                return None  # not inside a JSON string (or an escape is cut off)
-            core = raw.rstrip(WHITESPACE)
-            return _OpenLeaf(tags.TOOL_ARGS, (), _NEVER, "", raw[len(core) :], True, len(self._calls) - 1)
-        return None
-
-    # --- fast path ---------------------------------------------------------------------------------------------
-
-    def _extend(self, leaf: _OpenLeaf, piece: str) -> list[MessageDelta] | None:
-        """Append ``piece`` to the open element, or None if it may change the structure (then parse)."""
-        if leaf.kind == tags.TOOL_ARGS:
-            region = leaf.withheld + piece
-            cut = len(region)
-            for event in _JSON_STRING_EVENT.finditer(region):
-                token = event.group()
-                if token == '"':
-                    return None  # the string ends: structure follows
-                if token == "\\" or (token.startswith("\\u") and len(token) < 6):
-                    if event.end() != len(region):
-                        return None  # an invalid escape: let the parser decide
-                    cut = event.start()  # an escape cut off at the end: hold it back
-            consumed, leaf.withheld = region[:cut], region[cut:]
-        elif not leaf.withheld and leaf.stops.search(piece) is None:
-            consumed = piece  # the common case: nothing here can start a delimiter
-        else:
-            region = leaf.withheld + piece
-            if any(d in region for d in leaf.delimiters):
-                return None
-            keep = _delimiter_prefix_len(region, leaf.delimiters)
-            consumed, leaf.withheld = region[: len(region) - keep], region[len(region) - keep :]
-        if not consumed or leaf.kind == _HOLD:
+    def _unparsable(self, partial: bool) -> list[MessageDelta]:
+        """The grammar failed outright (cannot happen for generated parsers): report it once, at the end."""
+        if partial:
             return []
-        if consumed[-1] in _SPACE_CHARS:
-            core = consumed.rstrip(WHITESPACE)
-            if not core or not core.strip(WHITESPACE):
-                leaf.tail += consumed
+        warning = ParseWarning(0, "the output could not be parsed; it was kept as content")
+        self._warnings.append(warning)
+        return [MessageDelta(warnings=(warning,))]
+
+    def _call_deltas(self, settled: list[ToolCall], live: list[LiveCall]) -> list[ToolCallDelta]:
+        deltas: list[ToolCallDelta] = []
+        source = self._buffer.text
+        for index in range(self._settled_calls, len(settled) + len(live)):
+            if index < len(settled):
+                call = settled[index]
+                name, call_id, text, span = call.name, call.id, call.arguments, None
+            else:
+                view = live[index - len(settled)]
+                name, call_id, text, span = view.name, view.id, view.text, view.span
+            if index == len(self._calls):
+                out = _CallOut(name, call_id or new_call_id())
+                self._calls.append(out)
+                fragment = _rest(source, text, span, 0)
+                out.sent = len(fragment)
+                out.arguments.append(fragment)
+                deltas.append(ToolCallDelta(index, out.id, name, fragment))
+            else:
+                out = self._calls[index]
+                if name != out.name:  # a grammar never renames a call it announced; never re-send one
+                    continue
+                fragment = _rest(source, text, span, out.sent)
+                if fragment:
+                    out.sent += len(fragment)
+                    out.arguments.append(fragment)
+                    deltas.append(ToolCallDelta(index, arguments=fragment))
+            if index < len(settled) and index == self._settled_calls:
+                self._settled_calls = index + 1
+        return deltas
+
+    # --- the open element -----------------------------------------------------------------------------------------
+
+    def _open_leaf(self, result: ParseResult) -> _Leaf | None:
+        """How the element at the parse's frontier grows (None: a growth this stream cannot map; parse instead)."""
+        frontier = result.frontier
+        if frontier is None:
+            return None
+        end = frontier[2]
+        node = _deepest_partial(result.nodes)
+        if node is None or node.tag not in _SHOWN:
+            return _Leaf(_HOLD, end)
+        if node.end != end:
+            return None
+        if node.tag in (tags.CONTENT, tags.REASONING):
+            return _Leaf(node.tag, end)
+        if not self._open_call:
+            return _Leaf(_HOLD, end)  # arguments of a call not announced yet show nothing
+        call = len(self._calls) - 1
+        if node.tag == tags.TOOL_ARGS:
+            if self._generated.convert_args is not None:
+                return _Leaf(_HOLD, end)
+            start, visible = partial_json_span(node)
+            if start >= node.end:
+                return None  # not begun: it may still turn out to be a JSON string (shown only when complete)
+            if starts_string(node):
+                return _Leaf(_HOLD, end)
+            return _Leaf(tags.TOOL_ARGS, end, call, visible=visible)
+        value = strip_leading_break(node.text)
+        core = value.rstrip(WHITESPACE)
+        if not core.strip(WHITESPACE):
+            return None  # the leading line break is not settled yet
+        return _Leaf(tags.TOOL_ARG_STRING, end, call, pending=value[len(core) :])
+
+    def _grow(self, leaf: _Leaf, end: int) -> list[MessageDelta]:
+        """The open element now ends at ``end``: emit what the mapper would show of its new text."""
+        start, leaf.end = leaf.end, end
+        kind = leaf.kind
+        if end <= start or kind == _HOLD:
+            return []
+        source = self._buffer.text
+        if kind == tags.CONTENT or kind == tags.REASONING:
+            field = self._content if kind == tags.CONTENT else self._reasoning
+            raw = source[start:end]
+            field.seen += len(raw)
+            text = field.push(raw)
+            if not text:
                 return []
-            trailing = consumed[len(core) :]
+            return [MessageDelta(content=text) if kind == tags.CONTENT else MessageDelta(reasoning_content=text)]
+        out = self._calls[leaf.call]
+        if kind == tags.TOOL_ARGS:
+            visible = _json_visible_end(source, leaf.visible, end)
+            fragment = source[leaf.visible : visible] if visible > leaf.visible else ""
+            leaf.visible = max(visible, leaf.visible)
         else:
-            core, trailing = consumed, ""
-        text = leaf.tail + core if leaf.tail else core
-        if not leaf.started:
-            text = text.lstrip(WHITESPACE)
-            leaf.started = True
-        leaf.tail = trailing
-        return [self._emit(leaf, text)]
-
-    def _emit(self, leaf: _OpenLeaf, text: str) -> MessageDelta:
-        if leaf.kind == tags.CONTENT:
-            self._content.append(text)
-            return MessageDelta(content=text)
-        if leaf.kind == tags.REASONING:
-            self._reasoning.append(text)
-            return MessageDelta(reasoning_content=text)
-        fragment = _encode_string(text)[1:-1] if leaf.kind == tags.TOOL_ARG_STRING else text
-        self._arguments[leaf.call_index].append(fragment)
-        return MessageDelta(tool_calls=(ToolCallDelta(leaf.call_index, arguments=fragment),))
+            raw = source[start:end]
+            core = raw.rstrip(WHITESPACE)
+            if not core:
+                leaf.pending += raw
+                return []
+            fragment = _encode_string(leaf.pending + core)[1:-1]
+            leaf.pending = raw[len(core) :]
+        if not fragment:
+            return []
+        out.sent += len(fragment)
+        out.arguments.append(fragment)
+        return [MessageDelta(tool_calls=(ToolCallDelta(leaf.call, arguments=fragment),))]
 
 
-def _text_leaf(kind: str, delimiters: tuple[str, ...], withheld: str, raw: str) -> _OpenLeaf:
-    core = raw.rstrip(WHITESPACE)
-    started = bool(core.strip(WHITESPACE))
-    return _OpenLeaf(kind, delimiters, _stops(delimiters), withheld, raw[len(core) :] if started else raw, started)
+def _rest(source: str, text: str, span: tuple[int, int] | None, sent: int) -> str:
+    """``(text + source[span])[sent:]`` without building the whole string."""
+    if span is None:
+        return text[sent:]
+    start, end = span
+    if sent >= len(text):
+        return source[start + sent - len(text) : end]
+    return text[sent:] + source[start:end]
 
 
-_NEVER = re.compile(r"(?!)")
+def _json_visible_end(source: str, visible: int, end: int) -> int:
+    """The end of raw JSON arguments the message shows, given they now run to ``end``: trailing whitespace and an
+    escape cut off at the end are held back (as the mapper's partial arguments)."""
+    slash = source.rfind("\\", max(visible, end - 6), end)
+    if slash >= 0:
+        before = slash
+        while before > 0 and source[before - 1] == "\\":
+            before -= 1
+        rest = source[slash + 1 : end]
+        cut = rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:]))
+        if (slash - before) % 2 == 0 and cut:
+            end = slash
+    while end > visible and source[end - 1] in WHITESPACE:
+        end -= 1
+    return end
 
 
-@functools.lru_cache(maxsize=512)
-def _stops(delimiters: tuple[str, ...]) -> re.Pattern[str]:
-    if not delimiters:
-        return _NEVER
-    return re.compile("[" + "".join(re.escape(c) for c in sorted({d[0] for d in delimiters})) + "]")
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
-def _last_leaf(result: ParseResult) -> AstNode | None:
-    """The innermost tagged node at the end of the parse tree (where a partial parse stopped)."""
-    if not result.nodes:
+def _deepest_partial(nodes: list[AstNode]) -> AstNode | None:
+    """The innermost tagged node on the partial spine at the end of the parse tree (where it stopped)."""
+    if not nodes or not nodes[-1].is_partial:
         return None
-    node = result.nodes[-1]
+    node = nodes[-1]
     leaf = node if node.tag is not None else None
-    while node.children and node.children[-1].end == node.end:
+    while node.children and node.children[-1].is_partial:
         node = node.children[-1]
         if node.tag is not None:
             leaf = node
     return leaf
-
-
-def _delimiter_prefix_len(text: str, delimiters: tuple[str, ...]) -> int:
-    """Length of the longest end of ``text`` that is a proper prefix of a delimiter."""
-    longest = max(map(len, delimiters), default=0)
-    for k in range(min(len(text), longest - 1), 0, -1):
-        tail = text[-k:]
-        if any(d.startswith(tail) for d in delimiters):
-            return k
-    return 0
-
-
-def _gain(sent: str, now: str) -> str:
-    """What ``now`` adds to ``sent`` ("" if it does not extend it)."""
-    if now.startswith(sent):
-        return now[len(sent) :]
-    return ""

@@ -1,7 +1,8 @@
 """Parsers for JSON-native tool calls: ``{"name": ..., "arguments": {...}}`` and its variants.
 
 The call object is parsed member by member in any order, so the name can be reported as soon as it is
-complete and the arguments streamed as raw JSON. Unknown members are skipped. Recognised layouts (from the
+complete and the arguments streamed as raw JSON. Unknown members are tagged: the mapper warns about them, and
+reads the arguments from them when the arguments member is missing (a damaged key). Recognised layouts (from the
 analysis): name/arguments/id field names, a nested ``function`` object, the function name as the key
 (``{"get_weather": {...}}``), and an array around the calls.
 """
@@ -40,11 +41,13 @@ def _members(member: p.Parser) -> p.Parser:
 def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     """One call object (untagged: the caller tags the call, together with its per-call markers)."""
     if fmt.fun_name_is_key:
-        body = "{" + p.space() + _tool_name(tools) + p.space() + ":" + p.space()
+        body = "{" + p.space() + _tool_name(tools) + p.commit() + p.space() + ":" + p.space()
         return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
     known: list[p.Parser] = []
     if fmt.name_field:
-        known.append(member_key(fmt.name_field) + _tool_name(tools))
+        # A known tool's name commits the call: a stream announces it, and a complete parse keeps it even if the
+        # rest turns out malformed (see assemble.py).
+        known.append(member_key(fmt.name_field) + _tool_name(tools) + p.commit())
     if fmt.args_field:
         known.append(member_key(fmt.args_field) + p.tag(tags.TOOL_ARGS, p.json()))
     for field in (fmt.id_field, fmt.gen_id_field):
@@ -52,7 +55,7 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
             known.append(member_key(field) + p.tag(tags.TOOL_ID, p.json()))
     # Members the layout does not use are skipped, but never the name member: an unknown tool must fail the call.
     name_key = p.literal(f'"{field_key(fmt.name_field)}"') if fmt.name_field else p.negate(p.eps())
-    other = p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json()
+    other = p.tag(tags.TOOL_UNKNOWN, p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json())
     inner = p.choice(*known, other)
     nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
     if nested_key:
@@ -64,8 +67,8 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
 
 def json_calls(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     """One or more calls (each tagged TOOL), in an array if the template wraps them in one."""
-    call = p.tag(tags.TOOL, json_call(fmt, tools))
+    call = p.recover(p.tag(tags.TOOL, json_call(fmt, tools)))
     sep = p.space() + "," + p.space()
     if fmt.tools_array_wrapped:
-        return "[" + p.space() + call + p.zero_or_more(sep + call) + p.space() + "]"
+        return p.recover("[" + p.space() + call + p.zero_or_more(sep + call) + p.space() + "]")
     return call + p.zero_or_more(sep + call)

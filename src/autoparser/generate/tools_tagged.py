@@ -52,15 +52,17 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     def arg(name: p.Parser, is_string: bool) -> p.Parser:
         kind = tags.TOOL_ARG_STRING if is_string else tags.TOOL_ARG_VALUE
         value = p.tag(kind, p.until(value_end))
-        return p.tag(
-            tags.TOOL_ARG, flex(args.name_prefix) + name + name_close + value_prefix + value + flex(args.value_suffix)
-        )
+        # Once an argument's name is complete the call is committed: a stream announces it, and a complete parse
+        # keeps it even if the rest turns out malformed (see assemble.py).
+        head = flex(args.name_prefix) + name + name_close + p.commit()
+        return p.tag(tags.TOOL_ARG, head + value_prefix + value + flex(args.value_suffix))
 
     props = tool.parameters.get("properties")
     known = []
     if isinstance(props, dict):
         for prop, schema in props.items():
-            name = p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end)
+            # atomic with its terminator: `city` is not reported while it may still become `city_code`
+            name = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end))
             known.append(arg(name, accepts_string(schema)))
     unknown = arg(p.tag(tags.TOOL_ARG_NAME, p.until(name_end)), False)
     return p.choice(*known, unknown)
@@ -72,7 +74,8 @@ def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     head = _name(tools, tool) + _call_id(tools)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         args = tools.arguments
-        body = (flex(args.start) if core(args.start) else p.space()) + p.tag(tags.TOOL_ARGS, p.json())
+        opening = flex(args.start) if core(args.start) else p.space()
+        body = opening + p.commit() + p.tag(tags.TOOL_ARGS, p.json())
         if core(args.end):
             body = body + flex(args.end)
     else:

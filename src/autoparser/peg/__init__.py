@@ -8,12 +8,13 @@ are aliases of the ``any_char`` / ``json_*`` functions (they shadow builtins onl
 
 from __future__ import annotations
 
-from .ast import AstNode, ParseResult, Status, Visitor
+from .ast import AstNode, ParseResult, Status, TextBuffer, Visitor
 from .builders import (
     any_char,
     atomic,
     chars,
     choice,
+    commit,
     end,
     eps,
     json,
@@ -31,6 +32,7 @@ from .builders import (
     optional,
     peek,
     python_value,
+    recover,
     ref,
     repeat,
     rest,
@@ -46,7 +48,7 @@ from .builders import (
     with_gbnf,
     zero_or_more,
 )
-from .engine import CompiledParser
+from .engine import CompiledParser, ParseSession
 from .gbnf import to_gbnf
 from .lark import to_lark
 from .nodes import Parser
@@ -65,8 +67,10 @@ __all__ = [
     "AstNode",
     "CompiledParser",
     "ParseResult",
+    "ParseSession",
     "Parser",
     "Status",
+    "TextBuffer",
     "Visitor",
     "any",
     "any_char",
@@ -75,6 +79,7 @@ __all__ = [
     "bool",
     "chars",
     "choice",
+    "commit",
     "end",
     "eps",
     "json",
@@ -96,6 +101,7 @@ __all__ = [
     "optional",
     "peek",
     "python_value",
+    "recover",
     "ref",
     "repeat",
     "rest",

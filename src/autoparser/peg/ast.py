@@ -3,6 +3,10 @@
 A parse yields one :class:`ParseResult` (status, span, top-level AST nodes). Only ``tag()`` and ``rule()``
 create AST nodes, so the tree holds exactly the parts a caller asked to see. Text is sliced lazily from
 the input, so building nodes for long spans costs nothing until ``.text`` is read.
+
+Nodes read their text through a :class:`TextBuffer` rather than holding the input string: a stream appends to
+one buffer, and a ``str`` that nothing else references grows in place (CPython resizes it), so accumulating
+``n`` characters one piece at a time stays O(n) even though earlier nodes still read from the buffer.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import ClassVar
 
 from ..errors import ParseError
 
-__all__ = ["AstNode", "ParseResult", "Status", "Visitor"]
+__all__ = ["AstNode", "ParseResult", "Status", "TextBuffer", "Visitor"]
 
 
 class Status(IntEnum):
@@ -24,10 +28,35 @@ class Status(IntEnum):
     NEED_MORE_INPUT = 2
 
 
-class AstNode:
-    """A tagged (or rule) span of the input, with its child nodes."""
+class TextBuffer:
+    """Append-only input text, shared by a parse's nodes (see the module docstring)."""
 
-    __slots__ = ("_source", "children", "end", "is_partial", "rule", "start", "tag")
+    __slots__ = ("text",)
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+
+    def append(self, piece: str) -> None:
+        """Append ``piece``; amortised O(len(piece)) as long as no one else holds a reference to :attr:`text`."""
+        text = self.text
+        self.text = ""  # drop the buffer's reference so the str below is resized in place, not copied
+        text += piece
+        self.text = text
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+
+class AstNode:
+    """A tagged (or rule) span of the input, with its child nodes.
+
+    ``settled``: the node was complete before the parse looked at the end of the input, so no continuation of a
+    partial input can change it (a stream may treat it as final). ``broken``: a recovered node (see
+    :class:`~.nodes.Recover`) that was still unfinished where its input stopped being viable; it is final, but its
+    content is what it was at that point.
+    """
+
+    __slots__ = ("_source", "broken", "children", "end", "is_partial", "rule", "settled", "start", "tag")
 
     def __init__(
         self,
@@ -35,9 +64,10 @@ class AstNode:
         rule: str | None,
         start: int,
         end: int,
-        source: str,
+        source: TextBuffer,
         children: list[AstNode],
         is_partial: bool,
+        settled: bool = False,
     ) -> None:
         self.tag = tag
         self.rule = rule
@@ -46,11 +76,13 @@ class AstNode:
         self._source = source
         self.children = children
         self.is_partial = is_partial
+        self.settled = settled
+        self.broken = False
 
     @property
     def text(self) -> str:
         """The matched text."""
-        return self._source[self.start : self.end]
+        return self._source.text[self.start : self.end]
 
     def walk(self) -> Iterator[AstNode]:
         """This node and all descendants, pre-order."""
@@ -62,14 +94,14 @@ class AstNode:
 
     def __repr__(self) -> str:
         label = f"tag={self.tag!r}" if self.tag is not None else f"rule={self.rule!r}"
-        partial = ", partial" if self.is_partial else ""
+        partial = ", broken" if self.broken else ", partial" if self.is_partial else ""
         return f"AstNode({label}, {self.start}:{self.end}, {self.text!r}{partial})"
 
 
 class ParseResult:
     """The outcome of parsing: status, consumed span, AST, and failure details."""
 
-    __slots__ = ("end", "expected", "fail_pos", "nodes", "open_until", "start", "status", "text")
+    __slots__ = ("_source", "end", "expected", "fail_pos", "frontier", "nodes", "start", "status")
 
     def __init__(
         self,
@@ -77,7 +109,7 @@ class ParseResult:
         start: int,
         end: int,
         nodes: list[AstNode],
-        text: str,
+        source: TextBuffer,
         fail_pos: int,
         expected: frozenset[str],
     ) -> None:
@@ -85,11 +117,17 @@ class ParseResult:
         self.start = start
         self.end = end
         self.nodes = nodes
-        self.text = text
+        self._source = source
         self.fail_pos = fail_pos
         self.expected = expected
-        # For NEED_MORE results driven by an until(): (its start, its delimiters); streaming extends it cheaply.
-        self.open_until: tuple[int, tuple[str, ...]] | None = None
+        # For NEED_MORE results: the primitive that first ran into the end, as (matcher, start, end), when it answered
+        # NEED_MORE itself (see ParseSession.advance); None otherwise.
+        self.frontier: tuple[object, int, int] | None = None
+
+    @property
+    def text(self) -> str:
+        """The parsed input."""
+        return self._source.text
 
     @property
     def success(self) -> bool:

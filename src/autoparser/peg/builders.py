@@ -21,6 +21,7 @@ from .nodes import (
     Atomic,
     Chars,
     Choice,
+    Commit,
     End,
     Eps,
     Gbnf,
@@ -30,6 +31,7 @@ from .nodes import (
     Negate,
     Parser,
     Peek,
+    Recover,
     Ref,
     Repeat,
     Rule,
@@ -48,6 +50,7 @@ __all__ = [
     "atomic",
     "chars",
     "choice",
+    "commit",
     "end",
     "eps",
     "json",
@@ -65,6 +68,7 @@ __all__ = [
     "optional",
     "peek",
     "python_value",
+    "recover",
     "ref",
     "repeat",
     "rest",
@@ -194,6 +198,17 @@ def trigger_rule(name: str, p: Parser | str) -> Parser:
 def ref(name: str) -> Parser:
     """Reference to the rule called ``name``."""
     return Ref(_rule_name(name))
+
+
+def commit() -> Parser:
+    """Mark the enclosing structure as committed (see :func:`recover`); consumes nothing."""
+    return Commit()
+
+
+def recover(p: Parser | str) -> Parser:
+    """``p``, kept as it stood on its longest viable prefix if it fails after a :func:`commit` (see
+    :class:`~.nodes.Recover`): once a stream has announced a structure, a complete parse keeps it."""
+    return Recover(coerce(p))
 
 
 def atomic(p: Parser | str) -> Parser:

@@ -26,23 +26,36 @@ continuation of the text can match.
 
 AST nodes created by a branch that later fails are removed where the failure is recovered (choice,
 repeat, lookahead), so no orphan nodes survive.
+
+**Settled results and resumption.** Every primitive whose outcome depends on where the input ends (a literal
+cut off, ``until`` without its delimiter, whitespace or a repetition running into the end, ``end()``...) marks
+the parse as having *touched the end*. Everything the parse completed before that moment depends only on text
+that a longer input keeps, so it is settled: its AST nodes are flagged ``settled`` and a longer input reproduces
+it exactly. A :class:`ParseSession` (one growing input, e.g. a stream) exploits that: it resumes the root's item
+loop after the last settled item, unbounded repetitions resume after their settled iterations, and ``until``,
+whitespace, character classes and JSON values continue scanning where they stopped. So each feed costs what
+the unsettled tail costs, not the whole input. Within any parse, scan results are cached (the next delimiter
+after a position, nested JSON values), so retrying at many positions stays linear.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from ..errors import GrammarError
 from . import json_scan
-from .ast import AstNode, ParseResult, Status
+from .ast import AstNode, ParseResult, Status, TextBuffer
 from .graph import collect_rules, describe
 from .nodes import (
+    COMMIT_TAG,
     AnyChar,
     Atomic,
     Chars,
     Choice,
+    Commit,
     End,
     Eps,
     Gbnf,
@@ -51,6 +64,7 @@ from .nodes import (
     Negate,
     Parser,
     Peek,
+    Recover,
     Ref,
     Repeat,
     Rule,
@@ -63,7 +77,7 @@ from .nodes import (
     Until,
 )
 
-__all__ = ["CompiledParser"]
+__all__ = ["CompiledParser", "ParseSession"]
 
 FAIL: Final = 0
 OK: Final = 1
@@ -74,21 +88,70 @@ _SPACE = re.compile(r"[ \t\n\r\x0b\x0c]*")
 _SPACE_CHARS = frozenset(" \t\n\r\x0b\x0c")
 
 
+@dataclass(slots=True)
+class _Settled:
+    """The settled iterations of one unbounded repetition at one position (see :class:`ParseSession`)."""
+
+    pos: int  # where the next iteration starts
+    count: int
+    nodes: list[AstNode]
+    commits: int = 0  # commit() markers passed by these iterations (an enclosing recover() counts them)
+    done: bool = False  # the repetition itself ended without touching the end: (OK, pos) is its final result
+
+
+@dataclass(slots=True)
+class _Checkpoint:
+    """The root item loop after its last settled item."""
+
+    pos: int
+    count: int
+    node_count: int
+
+
 class _State:
     """Mutable per-parse state shared by all matchers."""
 
-    __slots__ = ("expected", "fail_pos", "n", "nodes", "open_until", "partial", "text")
+    __slots__ = (
+        "commits",
+        "expected",
+        "fail_pos",
+        "frontier",
+        "json",
+        "n",
+        "nodes",
+        "partial",
+        "repeats",
+        "scans",
+        "source",
+        "text",
+        "touched",
+    )
 
-    def __init__(self, text: str, partial: bool) -> None:
-        self.text = text
-        self.n = len(text)
+    def __init__(
+        self,
+        source: TextBuffer,
+        partial: bool,
+        nodes: list[AstNode],
+        scans: dict[int, list[int]] | None = None,
+        json_memo: json_scan.JsonMemo | None = None,
+        repeats: dict[tuple[int, int], _Settled] | None = None,
+    ) -> None:
+        self.source = source
+        self.text = source.text
+        self.n = len(self.text)
         self.partial = partial
-        self.nodes: list[AstNode] = []
+        self.nodes = nodes
         self.fail_pos = -1
         self.expected: set[str] = set()
-        # The last until() that ran into the end of partial input: (its start, its delimiters). A NEED_MORE result
-        # stems from exactly one such primitive, so for an until-driven NEED_MORE this is the element still open.
-        self.open_until: tuple[int, tuple[str, ...]] | None = None
+        self.touched = False  # whether anything so far depended on where the input ends
+        # The primitive that touched the end first, when it answered NEED_MORE: (matcher, position, end). That answer
+        # propagated straight up, so while the primitive keeps answering NEED_MORE on a longer input, the parse
+        # would come out the same except for the spans ending there (see ParseSession.advance).
+        self.frontier: tuple[Matcher, int, int] | None = None
+        self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval
+        self.json = json_scan.JsonMemo() if json_memo is None else json_memo
+        self.repeats = repeats  # settled iterations (sessions only)
+        self.commits = 0  # commit() markers passed so far (see recover())
 
     def failed(self, pos: int, what: str) -> None:
         """Record a failure; only the furthest position's expectations are kept."""
@@ -110,6 +173,12 @@ class _Compiler:
         self.rule_cells: dict[str, list[Matcher]] = {}
         self.cache: dict[int, Matcher] = {}
         self._keep: list[Parser] = []  # keeps ids in `cache` valid
+        self._uids = 0
+
+    def uid(self) -> int:
+        """A small integer naming one scanning primitive or repetition (keys of the per-parse caches)."""
+        self._uids += 1
+        return self._uids
 
     def compile(self, node: Parser) -> Matcher:
         key = id(node)
@@ -154,7 +223,7 @@ def _node_maker(body: Matcher, tag: str | None, rule: str | None) -> Matcher:
         if status != FAIL:
             children = nodes[mark:]
             del nodes[mark:]
-            nodes.append(AstNode(tag, rule, pos, end, st.text, children, status == MORE))
+            nodes.append(AstNode(tag, rule, pos, end, st.source, children, status == MORE, not st.touched))
         return status, end
 
     return match
@@ -184,6 +253,7 @@ def _start(c: _Compiler, node: Start) -> Matcher:
 def _end(c: _Compiler, node: End) -> Matcher:
     def match(st: _State, pos: int) -> tuple[int, int]:
         if pos >= st.n:
+            st.touched = True
             return (MORE if st.partial else OK), pos  # partial input may still continue
         st.failed(pos, "end of input")
         return FAIL, pos
@@ -201,6 +271,8 @@ def _literal(c: _Compiler, node: Literal) -> Matcher:
         if text.startswith(text_, pos):
             return OK, pos + size
         if st.partial and st.n - pos < size and text_.startswith(text[pos:]):
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, pos)
             return MORE, pos  # nothing committed: the cut-off text may still turn out to be something else
         st.failed(pos, what)
         return FAIL, pos
@@ -212,6 +284,7 @@ def _any(c: _Compiler, node: AnyChar) -> Matcher:
     def match(st: _State, pos: int) -> tuple[int, int]:
         if pos < st.n:
             return OK, pos + 1
+        st.touched = True
         if st.partial:
             return MORE, pos
         st.failed(pos, "any character")
@@ -220,13 +293,39 @@ def _any(c: _Compiler, node: AnyChar) -> Matcher:
     return match
 
 
+def _greedy_run(uid: int, regex_match: Callable[[str, int], re.Match[str]]) -> Callable[[_State, int], int]:
+    """The end of the greedy ``regex_match`` run at a position, remembering the last run: asked again anywhere
+    inside it (or, for a growing input, after it ran into the old end) the answer costs O(1) / O(new text)."""
+
+    def run(st: _State, pos: int) -> int:
+        known = st.scans.get(uid)
+        if known is not None and known[0] <= pos <= known[1]:
+            if known[1] < known[2]:  # the run ended at a character of the text: final
+                return known[1]
+            end = regex_match(st.text, known[1]).end()  # it ran into the end of a shorter input: continue
+        else:
+            end = regex_match(st.text, pos).end()
+            known = [pos, end, st.n]
+            st.scans[uid] = known
+        known[1], known[2] = end, st.n
+        return end
+
+    return run
+
+
 def _space(c: _Compiler, node: Space) -> Matcher:
-    space_match = _SPACE.match
     space_chars = _SPACE_CHARS
+    run = _greedy_run(c.uid(), _SPACE.match)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        if pos < st.n and st.text[pos] in space_chars:
-            return OK, space_match(st.text, pos).end()
+        n = st.n
+        if pos < n and st.text[pos] in space_chars:
+            end = run(st, pos)
+            if end >= n:
+                st.touched = True  # more whitespace may follow
+            return OK, end
+        if pos >= n:
+            st.touched = True
         return OK, pos
 
     return match
@@ -235,14 +334,18 @@ def _space(c: _Compiler, node: Space) -> Matcher:
 def _chars(c: _Compiler, node: Chars) -> Matcher:
     upper = "" if node.max < 0 else str(node.max)
     regex_match = re.compile(f"{node.char_class.regex()}{{0,{upper}}}").match
-    lower = node.min
+    run = _greedy_run(c.uid(), regex_match) if node.max < 0 else None
+    lower, bounded = node.min, node.max >= 0
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        end = regex_match(st.text, pos).end()
+        end = run(st, pos) if run is not None else regex_match(st.text, pos).end()
+        n = st.n
+        if end >= n and not (bounded and end - pos >= node.max):
+            st.touched = True  # the class may continue
         if end - pos >= lower:
             return OK, end
-        if st.partial and end >= st.n:
+        if st.partial and end >= n:
             return MORE, end
         st.failed(end, what)
         return FAIL, pos
@@ -283,16 +386,30 @@ def _choice(c: _Compiler, node: Choice) -> Matcher:
 def _repeat(c: _Compiler, node: Repeat) -> Matcher:
     child = c.compile(node.child)
     lower, upper = node.min, node.max
+    uid = c.uid()
+    memoize = upper < 0  # only unbounded repetitions grow with the input
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         nodes = st.nodes
         n = st.n
         count = 0
         start = pos
+        memo = st.repeats if memoize else None
+        settled = None
+        if memo is not None:
+            settled = memo.get((uid, pos))
+            if settled is not None:  # resume after the iterations a shorter input already settled
+                nodes.extend(settled.nodes)
+                st.commits += settled.commits
+                pos, count = settled.pos, settled.count
+                if settled.done:
+                    return OK, pos
         while count != upper:
             if pos >= n:
+                st.touched = True
                 break
             mark = len(nodes)
+            commits = st.commits
             status, end = child(st, pos)
             if status == FAIL:
                 del nodes[mark:]
@@ -304,7 +421,16 @@ def _repeat(c: _Compiler, node: Repeat) -> Matcher:
                 break
             pos = end
             count += 1
+            if memo is not None and not st.touched:
+                if settled is None:
+                    settled = memo[uid, start] = _Settled(pos, count, nodes[mark:], st.commits - commits)
+                else:
+                    settled.nodes.extend(nodes[mark:])
+                    settled.pos, settled.count = pos, count
+                    settled.commits += st.commits - commits
         if count >= lower:
+            if settled is not None and not st.touched and settled.pos == pos:
+                settled.done = True
             return OK, pos
         if pos >= n and st.partial:
             return MORE, pos
@@ -343,6 +469,7 @@ def _negate(c: _Compiler, node: Negate) -> Matcher:
         if status == MORE or (st.partial and pos >= st.n):
             # At the end of partial input a negation is undecided: a greedy element before it (space, a
             # repetition) may still consume more, moving the position it is tested at.
+            st.touched = True
             return MORE, pos
         st.failed(pos, what)
         return FAIL, pos
@@ -356,8 +483,10 @@ def _until(c: _Compiler, node: Until) -> Matcher:
 
         def rest(st: _State, pos: int) -> tuple[int, int]:
             if st.partial:
-                st.open_until = (pos, ())
+                if not st.touched:
+                    st.touched, st.frontier = True, (rest, pos, st.n)
                 return MORE, st.n
+            st.touched = True
             return OK, st.n
 
         return rest
@@ -378,19 +507,52 @@ def _until(c: _Compiler, node: Until) -> Matcher:
     longest = max(map(len, delimiters))
     # proper prefixes of delimiters, by length: a partial delimiter at the end of input is one of them
     prefixes = [frozenset(d[:k] for d in delimiters if len(d) > k) for k in range(longest)]
+    starts = re.compile("[" + "".join(re.escape(ch) for ch in sorted({d[0] for d in delimiters})) + "]").search
+    uid = c.uid()
+
+    def first_delimiter(st: _State, pos: int) -> int:
+        """The first delimiter at or after ``pos`` (-1: none), from the last answer where it still holds: no
+        delimiter lies wholly within [from, old end) before the old hit (if any)."""
+        text = st.text
+        known = st.scans.get(uid)
+        if known is None or not known[0] <= pos:
+            hit = find(text, pos)
+            st.scans[uid] = [pos, hit, st.n]
+            return hit
+        hit = known[1]
+        if hit >= 0 and pos > hit:
+            hit = find(text, pos)
+        elif hit < 0 or (known[2] != st.n and hit + longest - 1 > known[2]):
+            # Without a hit, or with one so close to the old end that a longer delimiter starting before it may
+            # have been completed since: only a delimiter reaching past the old end is new.
+            hit = find(text, max(pos, known[2] - longest + 1))
+        else:
+            return hit
+        known[0], known[1], known[2] = pos, hit, st.n
+        return hit
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        text, n = st.text, st.n
-        hit = find(text, pos)
+        n = st.n
+        hit = first_delimiter(st, pos)
         if not st.partial:
-            return OK, (n if hit < 0 else hit)
+            if hit < 0:
+                st.touched = True
+                return OK, n
+            return OK, hit
+        text = st.text
         stop = n if hit < 0 else hit
-        for q in range(max(pos, n - longest + 1), min(stop, n)):
+        tail = max(pos, n - longest + 1)
+        candidate = starts(text, tail, stop) if tail < stop else None
+        while candidate is not None:  # a delimiter's first character near the end: is the rest a prefix of it?
+            q = candidate.start()
             if text[q:] in prefixes[n - q]:
-                st.open_until = (pos, delimiters)
+                if not st.touched:
+                    st.touched, st.frontier = True, (match, pos, q)
                 return MORE, q  # the tail may become a delimiter: withhold it, and don't guess what follows
+            candidate = starts(text, q + 1, stop)
         if hit < 0:
-            st.open_until = (pos, delimiters)
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, n)
             return MORE, n
         return OK, hit
 
@@ -407,10 +569,17 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, kind, flavor, st.partial)
+        status, end = scan(st.text, pos, kind, flavor, st.partial, st.json)
         if status == FAIL:
+            if end >= st.n:
+                st.touched = True  # unterminated (complete input)
             st.failed(end, what)
             return FAIL, pos
+        if status == MORE:
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, end)
+        elif end >= st.n:
+            st.touched = True  # a value right at the end
         return status, end
 
     return match
@@ -425,6 +594,11 @@ def _string_content(c: _Compiler, node: StringContent) -> Matcher:
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         status, end = scan(st.text, pos, quote, flavor, st.partial)
+        if status == MORE:
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, end)
+        elif end >= st.n:
+            st.touched = True
         if status == FAIL:
             st.failed(end, what)
             return FAIL, pos
@@ -459,6 +633,95 @@ def _tag(c: _Compiler, node: Tag) -> Matcher:
     return _node_maker(c.compile(node.child), node.name, None)
 
 
+def _commit(c: _Compiler, node: Commit) -> Matcher:
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        st.commits += 1
+        st.nodes.append(AstNode(COMMIT_TAG, None, pos, pos, st.source, [], False, not st.touched))
+        return OK, pos
+
+    return match
+
+
+# How far past the furthest failure a recovery looks for the end of the viable prefix (the failure is normally
+# recorded at the start of the token that broke, at most one marker or JSON token before the breaking character).
+_RECOVERY_REACH = 64
+
+
+def _recover(c: _Compiler, node: Recover) -> Matcher:
+    child = c.compile(node.child)
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        commits = st.commits
+        saved = st.fail_pos, st.expected
+        st.fail_pos, st.expected = -1, set()
+        nodes = st.nodes
+        mark = len(nodes)
+        status, end = child(st, pos)
+        failed_at = st.fail_pos
+        if saved[0] > st.fail_pos:
+            st.fail_pos, st.expected = saved
+        elif saved[0] == st.fail_pos:
+            st.expected |= saved[1]
+        if status != FAIL or st.commits == commits:
+            return status, end
+        del nodes[mark:]
+        recovered = _last_viable(child, st, pos, max(failed_at, pos))
+        if recovered is None:
+            return FAIL, pos
+        end, found = recovered
+        nodes.extend(found)
+        return OK, end
+
+    return match
+
+
+def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[int, list[AstNode]] | None:
+    """``child`` parsed in partial mode on the longest prefix of the input on which it is still viable (it fails on
+    the whole input), if that parse committed; its nodes moved to the input's coordinates."""
+    text = st.text
+
+    def probe(k: int) -> tuple[int, list[AstNode]] | None:
+        sub = _State(TextBuffer(text[pos:k]), True, [])
+        status, end = child(sub, 0)
+        return None if status == FAIL else (end, sub.nodes)
+
+    best = None
+    k = min(failed_at, st.n)
+    found = probe(k)
+    if found is None:  # the failure was recorded past the breaking point: search below it
+        low, high = pos, k  # viable at `low` (nothing read yet), not at `high`
+        while high - low > 1:
+            middle = (low + high) // 2
+            if probe(middle) is None:
+                high = middle
+            else:
+                low = middle
+        k, found = low, probe(low)
+    while found is not None:
+        best = found
+        if k >= min(st.n, failed_at + _RECOVERY_REACH):
+            break
+        k += 1
+        found = probe(k)
+    if best is None:
+        return None
+    end, found_nodes = best
+    if not any(n.tag == COMMIT_TAG for top in found_nodes for n in top.walk()):
+        return None
+    settled = not st.touched
+    stack = list(found_nodes)
+    while stack:
+        n = stack.pop()
+        n.start += pos
+        n.end += pos
+        n._source = st.source
+        n.settled = settled
+        if n.is_partial:
+            n.broken = True
+        stack.extend(n.children)
+    return pos + end, found_nodes
+
+
 def _passthrough(c: _Compiler, node: Schema | Gbnf) -> Matcher:
     return c.compile(node.child)
 
@@ -483,21 +746,94 @@ _BUILDERS: dict[type, Callable[[_Compiler, Parser], Matcher]] = {  # type: ignor
     Ref: _ref,
     Atomic: _atomic,
     Tag: _tag,
+    Commit: _commit,
+    Recover: _recover,
     Schema: _passthrough,
     Gbnf: _passthrough,
 }
 
 
+class _RootLoop:
+    """The root's item loop: a root sequence ``head... item* tail...`` run with a checkpoint after each settled item.
+
+    Generated chat parsers all have this shape (``[reasoning] item* end``); a parse that resumes from a checkpoint
+    skips the head and every settled item without even looking at them.
+    """
+
+    __slots__ = ("head", "item", "lower", "tail")
+
+    def __init__(self, compiler: _Compiler, root: Parser) -> None:
+        if not isinstance(root, Sequence):
+            raise ValueError("no item loop")
+        loops = [i for i, item in enumerate(root.items) if isinstance(item, Repeat) and item.max < 0]
+        if not loops:
+            raise ValueError("no item loop")
+        at = loops[-1]
+        loop = root.items[at]
+        assert isinstance(loop, Repeat)
+        self.head = tuple(compiler.compile(item) for item in root.items[:at])
+        self.item = compiler.compile(loop.child)
+        self.lower = loop.min
+        self.tail = tuple(compiler.compile(item) for item in root.items[at + 1 :])
+
+    def run(self, st: _State, start: int, resume: _Checkpoint | None) -> tuple[int, int, _Checkpoint | None]:
+        nodes = st.nodes
+        checkpoint = resume
+        if resume is not None:
+            del nodes[resume.node_count :]
+            pos, count = resume.pos, resume.count
+        else:
+            nodes.clear()
+            pos, count = start, 0
+            for item in self.head:
+                status, end = item(st, pos)
+                if status != OK:
+                    return (FAIL, start, None) if status == FAIL else (status, end, None)
+                pos = end
+            if not st.touched:
+                checkpoint = _Checkpoint(pos, 0, len(nodes))
+        item, n = self.item, st.n
+        while True:
+            if pos >= n:
+                st.touched = True
+                break
+            mark = len(nodes)
+            status, end = item(st, pos)
+            if status == FAIL:
+                del nodes[mark:]
+                break
+            if status == MORE:
+                return MORE, end, checkpoint
+            if end == pos:
+                count = max(count, self.lower)
+                break
+            pos, count = end, count + 1
+            if not st.touched:
+                checkpoint = _Checkpoint(pos, count, len(nodes))
+        if count < self.lower:
+            return (MORE, pos, checkpoint) if pos >= n and st.partial else (FAIL, start, checkpoint)
+        for item in self.tail:
+            status, end = item(st, pos)
+            if status != OK:
+                return (FAIL, start, checkpoint) if status == FAIL else (status, end, checkpoint)
+            pos = end
+        return OK, pos, checkpoint
+
+
 class CompiledParser:
     """A node graph compiled for parsing. Reusable and safe to share between threads."""
 
-    __slots__ = ("_match", "root", "rules")
+    __slots__ = ("_loop", "_match", "root", "rules")
 
     def __init__(self, root: Parser) -> None:
         compiler = _Compiler(root)
         self.root = root
         self.rules = compiler.rules
         self._match = compiler.compile(root)
+        try:
+            self._loop: _RootLoop | None = _RootLoop(compiler, root)
+        except ValueError:
+            self._loop = None
 
     def parse(self, text: str, *, partial: bool = False, start: int = 0) -> ParseResult:
         """Parse ``text`` from ``start``. ``partial=True``: the text may still grow (streaming)."""
@@ -505,14 +841,130 @@ class CompiledParser:
             raise TypeError(f"parse() needs a str, got {type(text).__name__}")
         if not 0 <= start <= len(text):
             raise ValueError(f"start={start} is outside the input (length {len(text)})")
-        st = _State(text, partial)
+        st = _State(TextBuffer(text), partial, [])
+        status, end, _ = self._run(st, start, None)
+        return self._result(st, status, start, end)
+
+    def session(self) -> ParseSession:
+        """A :class:`ParseSession` for one input that will only grow (a stream)."""
+        return ParseSession(self)
+
+    def _run(self, st: _State, start: int, resume: _Checkpoint | None) -> tuple[int, int, _Checkpoint | None]:
         try:
+            if self._loop is not None:
+                return self._loop.run(st, start, resume)
+            st.nodes.clear()
             status, end = self._match(st, start)
+            return status, end, None
         except RecursionError:  # a recursive grammar on absurdly nested input: report, don't crash
             st.fail_pos, st.expected = start, {"input nested less deeply"}
-            status, end = FAIL, start
+            return FAIL, start, None
+
+    @staticmethod
+    def _result(st: _State, status: int, start: int, end: int) -> ParseResult:
         nodes = st.nodes if status != FAIL else []
-        result = ParseResult(_STATUS[status], start, end, nodes, text, st.fail_pos, frozenset(st.expected))
+        result = ParseResult(_STATUS[status], start, end, nodes, st.source, st.fail_pos, frozenset(st.expected))
         if status == MORE:
-            result.open_until = st.open_until
+            result.frontier = st.frontier
         return result
+
+
+class ParseSession:
+    """Parses one input that only grows (a model output arriving token by token), again and again, cheaply.
+
+    Each :meth:`parse` resumes after what earlier parses settled (see the module docstring): the root's item loop
+    restarts at its last settled item, and repetitions and scanners inside the unsettled tail continue from their
+    own settled state. The input must only ever grow by appending (``TextBuffer.append``); what a shorter input
+    settled is trusted, never re-checked. A result's ``nodes`` list belongs to the session and is rebuilt by the
+    next parse, as is the buffer text the nodes read; failure details (``expected``) may be incomplete.
+    """
+
+    __slots__ = (
+        "_checkpoint",
+        "_compiled",
+        "_finished",
+        "_frontier",
+        "_json",
+        "_nodes",
+        "_repeats",
+        "_scans",
+        "_size",
+    )
+
+    def __init__(self, compiled: CompiledParser) -> None:
+        self._compiled = compiled
+        self._checkpoint: _Checkpoint | None = None
+        self._nodes: list[AstNode] = []
+        self._repeats: dict[tuple[int, int], _Settled] = {}
+        self._json = json_scan.JsonMemo(states={})
+        self._scans: dict[int, list[int]] = {}
+        self._size = 0
+        self._finished = False
+        self._frontier: tuple[Matcher, int, int] | None = None
+
+    @property
+    def settled_end(self) -> int:
+        """Where the root item loop resumes: everything before it is settled."""
+        return self._checkpoint.pos if self._checkpoint is not None else 0
+
+    def parse(self, source: TextBuffer, *, partial: bool = True) -> ParseResult:
+        """Parse the buffer's current text; ``partial=False`` once it is complete (no parse may follow that)."""
+        if self._finished:
+            raise RuntimeError("the session already parsed its complete input")
+        if len(source.text) < self._size:
+            raise ValueError("a parse session's input may only grow")
+        self._size = len(source.text)
+        self._finished = not partial
+        self._frontier = None
+        st = self._state(source, partial, self._nodes)
+        before = self._checkpoint
+        try:
+            status, end, checkpoint = self._compiled._run(st, 0, before)
+        except Exception:
+            self._reset()
+            raise
+        if status == FAIL:  # only when a grammar cannot match at all: start afresh next time
+            self._reset()
+        elif partial:
+            self._checkpoint = checkpoint
+            self._frontier = st.frontier if status == MORE else None
+            if checkpoint is not None and (before is None or checkpoint.pos > before.pos):
+                # Everything the memos know about lies before the new checkpoint or in the one unsettled item
+                # after it, which a later parse re-reads cheaply: drop them rather than let them grow.
+                self._repeats.clear()
+                self._json.clear()
+        return CompiledParser._result(st, status, 0, end)
+
+    def advance(self, source: TextBuffer) -> int | None:
+        """The input grew: if the last parse's frontier primitive still needs more input, its new end, else None.
+
+        While that holds, :meth:`parse` would return the same AST as last time, except that the partial nodes
+        ending at the frontier now end at the returned position (the NEED_MORE answer propagates straight up, and
+        everything evaluated before it was settled). So a stream can extend the open element without parsing; the
+        re-run primitive continues from its cached scan state, so this costs what the new text costs.
+        """
+        frontier = self._frontier
+        if frontier is None or self._finished:
+            return None
+        if len(source.text) < self._size:
+            raise ValueError("a parse session's input may only grow")
+        self._size = len(source.text)
+        matcher, pos, _ = frontier
+        st = self._state(source, True, [])
+        status, end = matcher(st, pos)
+        if status != MORE or st.frontier is None or st.frontier[0] is not matcher:
+            self._frontier = None
+            return None
+        self._frontier = (matcher, pos, end)
+        return end
+
+    def _state(self, source: TextBuffer, partial: bool, nodes: list[AstNode]) -> _State:
+        return _State(source, partial, nodes, self._scans, self._json, self._repeats)
+
+    def _reset(self) -> None:
+        self._checkpoint = None
+        self._nodes = []
+        self._repeats.clear()
+        self._json.clear()
+        self._scans.clear()
+        self._frontier = None

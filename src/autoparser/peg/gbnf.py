@@ -31,6 +31,7 @@ from .nodes import (
     Atomic,
     Chars,
     Choice,
+    Commit,
     End,
     Eps,
     Gbnf,
@@ -39,6 +40,7 @@ from .nodes import (
     Negate,
     Parser,
     Peek,
+    Recover,
     Ref,
     Repeat,
     Rule,
@@ -208,7 +210,7 @@ class GrammarWriter:
     def expr(self, node: Parser) -> Expr:
         """GBNF expression for ``node``."""
         match node:
-            case Eps() | Start() | End() | Peek() | Negate():
+            case Eps() | Start() | End() | Peek() | Negate() | Commit():
                 return _EMPTY
             case Literal(text=text):
                 return Expr(literal(text), ATOM) if text else _EMPTY
@@ -243,7 +245,7 @@ class GrammarWriter:
                 return self._until(delimiters)
             case Rule(name=name) | Ref(name=name):
                 return Expr(self.rule_name(name), ATOM)
-            case Tag(child=child) | Atomic(child=child):
+            case Tag(child=child) | Atomic(child=child) | Recover(child=child):
                 return self.expr(child)
             case Gbnf(grammar=grammar):
                 return Expr(grammar, ALT) if grammar.strip() else _EMPTY

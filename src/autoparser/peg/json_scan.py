@@ -1,23 +1,35 @@
 """Fast scanners for JSON values and Python literals (the leaves behind ``json()`` and friends).
 
 A JSON value is scanned token by token with compiled regular expressions and an explicit stack, never
-character by character in Python. Complete objects and arrays first go through the C-accelerated
-``json.JSONDecoder.raw_decode``; only when that fails (malformed or cut-off input) does the token scanner
-run, to find the failure position or decide that more input is needed.
+character by character in Python and never recursively (nesting depth costs memory, not stack). Complete
+objects and arrays first go through the C-accelerated ``json.JSONDecoder.raw_decode``; only when that fails
+(malformed or cut-off input) does the token scanner run, to find the failure position or decide that more
+input is needed.
 
-Every scanner returns ``(status, end)`` with status FAIL (end = failure position), SUCCESS or
-NEED_MORE (end = end of input). In partial mode a value cut off by the end of input needs more input, and a
-number running to the end never commits (``12`` may become ``123``). Values do not consume trailing
-whitespace.
+Two caches keep scanning linear where a parser asks about many positions or about a growing input
+(:class:`JsonMemo`):
+
+* **Nested results.** The token scanner records the outcome of every container it opens: the end of those it
+  closes, and the failure (or the need for more input) of those still open when it stops. A parser that retries
+  a call at every ``{`` of ``{"a":{"a":{"a":...`` then finds each nested answer in O(1) instead of rescanning to
+  the end each time.
+* **Resumable state.** When a value runs into the end of a partial input, the scanner keeps its state at the
+  last token boundary (or inside the string it was reading). Scanning the same value again after the input grew
+  continues from there, so a stream pays for each character once.
+
+Every scanner returns ``(status, end)`` with status FAIL (end = failure position), SUCCESS or NEED_MORE
+(end = end of input). In partial mode a value cut off by the end of input needs more input, and a number
+running to the end never commits (``12`` may become ``123``). Values do not consume trailing whitespace.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["FAIL", "MORE", "OK", "scan_json", "scan_string_body"]
+__all__ = ["FAIL", "MORE", "OK", "JsonMemo", "scan_json", "scan_string_body"]
 
 FAIL: Final = 0
 OK: Final = 1
@@ -29,7 +41,8 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_PREFIX_AT_END = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?\Z")
 _NUMBER_TAIL = frozenset("0123456789.eE+-")
 
-# String bodies, written as unrolled loops so the regex engine never alternates per character.
+# String bodies, written as unrolled loops so the regex engine never alternates per character. A match can be
+# restarted at any point it passed through (between characters or whole escapes), which is what resuming does.
 _BODY = {
     ('"', "json"): re.compile(r'[^"\\]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\]*)*'),
     ("'", "json"): re.compile(r"[^'\\]*(?:\\(?:['\\/bfnrt]|u[0-9a-fA-F]{4})[^'\\]*)*"),
@@ -43,6 +56,10 @@ _KEYWORDS = {
     "python": {"T": "True", "F": "False", "N": "None"},
 }
 _QUOTES = {"json": '"', "python": "\"'"}
+_CONTAINER_KINDS = {"{": "object", "[": "array"}
+
+# Scanner phases: what is expected at the resume position.
+_VALUE, _KEY, _AFTER, _IN_VALUE_STRING, _IN_KEY_STRING, _OPENED = range(6)
 
 
 def _reject_constant(name: str) -> None:
@@ -50,6 +67,36 @@ def _reject_constant(name: str) -> None:
 
 
 _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
+
+
+@dataclass(slots=True)
+class _ScanState:
+    """Where a container scan stopped at the end of partial input: enough to continue it later."""
+
+    pos: int  # resume position
+    phase: int  # one of the phase constants above
+    closers: list[str]  # expected closing brackets, innermost last
+    opens: list[int]  # start position of each open container
+    string_start: int = -1  # the opening quote, for the in-string phases
+
+
+@dataclass(slots=True)
+class JsonMemo:
+    """Scan results shared by every JSON primitive of one parse (or one growing input, see the module docstring).
+
+    ``results`` maps ``(pos, kind, flavor)`` to ``(status, end)`` for outcomes that no continuation of the input can
+    change; ``states`` (only for a growing input) holds the resumable state of values cut off by its end.
+    """
+
+    results: dict[tuple[int, str, str], tuple[int, int]] = field(default_factory=dict)
+    states: dict[tuple[int, str], _ScanState] | None = None
+    decoded: tuple[int, int] = (-1, -1)  # span of the last value raw_decode accepted (its insides are unrecorded)
+
+    def clear(self) -> None:
+        self.results.clear()
+        if self.states is not None:
+            self.states.clear()
+        self.decoded = (-1, -1)
 
 
 def scan_string_body(text: str, pos: int, quote: str, flavor: str, partial: bool) -> tuple[int, int]:
@@ -102,65 +149,146 @@ def _scan_scalar(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, 
     return FAIL, pos
 
 
-def _scan_container(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, int]:
-    """Scan an object or array starting at ``pos`` with an explicit stack of expected closers."""
-    n = len(text)
-    quotes = _QUOTES[flavor]
-    stack: list[str] = []
-    i = pos
-    expect_key = False  # inside an object, before a member
-    while True:
-        # --- a value (or, in an object, a member key) is expected at i
-        if i >= n:
-            return (MORE, n) if partial else (FAIL, n)
-        ch = text[i]
-        if expect_key:
-            if ch not in quotes:
-                return FAIL, i
-            status, i = _scan_string(text, i, flavor, partial)
-            if status != OK:
-                return status, i
-            i = _WS.match(text, i).end()
-            if i >= n:
-                return (MORE, n) if partial else (FAIL, n)
-            if text[i] != ":":
-                return FAIL, i
-            i = _WS.match(text, i + 1).end()
-            expect_key = False
-            continue
-        if ch == "{" or ch == "[":
-            stack.append("}" if ch == "{" else "]")
-            i = _WS.match(text, i + 1).end()
-            if i < n and text[i] == stack[-1]:  # empty container
-                stack.pop()
-                i += 1
-            else:
-                expect_key = ch == "{"
-                continue
-        else:
-            status, i = _scan_scalar(text, i, flavor, partial)
-            if status != OK:
-                return status, i
-        # --- after a complete value: close containers or move to the next element
+class _ContainerScan:
+    """One run of the token scanner over an object or array (see :func:`_scan_container`)."""
+
+    __slots__ = ("flavor", "memo", "partial", "quotes", "text")
+
+    def __init__(self, text: str, flavor: str, partial: bool, memo: JsonMemo | None) -> None:
+        self.text = text
+        self.flavor = flavor
+        self.partial = partial
+        self.quotes = _QUOTES[flavor]
+        self.memo = memo
+
+    def closed(self, start: int, end: int) -> None:
+        """The container opened at ``start`` ended at ``end``: every later question about it is answered."""
+        if self.memo is not None:
+            results, flavor = self.memo.results, self.flavor
+            kind = _CONTAINER_KINDS[self.text[start]]
+            results[start, "value", flavor] = results[start, kind, flavor] = (OK, end)
+
+    def stopped(self, status: int, end: int, opens: list[int]) -> None:
+        """The scan ends with FAIL: so does a scan from any container still open (it sees the same tokens)."""
+        if self.memo is not None and status == FAIL:
+            results, flavor, text = self.memo.results, self.flavor, self.text
+            for start in opens:
+                results[start, "value", flavor] = results[start, _CONTAINER_KINDS[text[start]], flavor] = (FAIL, end)
+
+    def run(self, state: _ScanState) -> tuple[int, int, _ScanState | None]:
+        """Scan from ``state`` until the outermost container closes, the input fails, or it runs out."""
+        text, partial, quotes, flavor = self.text, self.partial, self.quotes, self.flavor
+        n = len(text)
+        closers, opens = state.closers, state.opens
+        i, phase = state.pos, state.phase
+        ws = _WS.match
         while True:
-            if not stack:
-                return OK, i
-            i = _WS.match(text, i).end()
-            if i >= n:
-                return (MORE, n) if partial else (FAIL, n)
-            ch = text[i]
-            if ch == ",":
-                i = _WS.match(text, i + 1).end()
-                expect_key = stack[-1] == "}"
-                break
-            if ch != stack[-1]:
-                return FAIL, i
-            stack.pop()
-            i += 1
+            if phase in (_IN_VALUE_STRING, _IN_KEY_STRING):
+                quote = text[state.string_start]
+                end = _BODY[quote, flavor].match(text, i).end()
+                if end >= n or text[end] != quote:
+                    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+                        # cut off: resume inside the string, after its last complete character or escape
+                        return self._out_of_input(_ScanState(end, phase, closers, opens, state.string_start), end)
+                    self.stopped(FAIL, end, opens)
+                    return FAIL, end, None  # a bad escape sequence
+                i = end + 1
+                if phase == _IN_KEY_STRING:
+                    i = ws(text, i).end()
+                    if i >= n:
+                        return self._out_of_input(_ScanState(state.string_start, _KEY, closers, opens), i)
+                    if text[i] != ":":
+                        self.stopped(FAIL, i, opens)
+                        return FAIL, i, None
+                    i = ws(text, i + 1).end()
+                    phase = _VALUE
+                    continue
+                phase = _AFTER
+            elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
+                i = ws(text, i).end()  # (a resumed scan may find more whitespace here)
+                if i >= n:
+                    return self._out_of_input(_ScanState(i, _OPENED, closers, opens), i)
+                if text[i] == closers[-1]:
+                    closers.pop()
+                    i += 1
+                    self.closed(opens.pop(), i)
+                    phase = _AFTER
+                else:
+                    phase = _KEY if closers[-1] == "}" else _VALUE
+                    continue
+            elif phase == _KEY:
+                i = ws(text, i).end()
+                if i >= n:
+                    return self._out_of_input(_ScanState(i, _KEY, closers, opens), i)
+                if text[i] not in quotes:
+                    self.stopped(FAIL, i, opens)
+                    return FAIL, i, None
+                state.string_start = i
+                i += 1
+                phase = _IN_KEY_STRING
+                continue
+            elif phase == _VALUE:
+                i = ws(text, i).end()
+                if i >= n:
+                    return self._out_of_input(_ScanState(i, _VALUE, closers, opens), i)
+                ch = text[i]
+                if ch == "{" or ch == "[":
+                    closers.append("}" if ch == "{" else "]")
+                    opens.append(i)
+                    i = ws(text, i + 1).end()
+                    phase = _OPENED
+                    continue
+                elif ch in quotes:
+                    state.string_start = i
+                    i += 1
+                    phase = _IN_VALUE_STRING
+                    continue
+                else:
+                    status, end = _scan_scalar(text, i, flavor, partial)
+                    if status != OK:
+                        if status == MORE:  # a number or keyword cut off: resume at its start
+                            return MORE, n, _ScanState(i, _VALUE, closers, opens)
+                        self.stopped(FAIL, end, opens)
+                        return FAIL, end, None
+                    i = end
+                    phase = _AFTER
+            # phase == _AFTER: after a complete value, close containers or move to the next element
+            while True:
+                if not closers:
+                    return OK, i, None
+                i = ws(text, i).end()
+                if i >= n:
+                    return self._out_of_input(_ScanState(i, _AFTER, closers, opens), i)
+                ch = text[i]
+                if ch == ",":
+                    i = ws(text, i + 1).end()
+                    phase = _KEY if closers[-1] == "}" else _VALUE
+                    break
+                if ch != closers[-1]:
+                    self.stopped(FAIL, i, opens)
+                    return FAIL, i, None
+                closers.pop()
+                i += 1
+                self.closed(opens.pop(), i)
+
+    def _out_of_input(self, state: _ScanState, at: int) -> tuple[int, int, _ScanState | None]:
+        """The input ends inside the value: more input may complete it (partial), else it is unterminated."""
+        if self.partial:
+            return MORE, len(self.text), state
+        self.stopped(FAIL, at, state.opens)
+        return FAIL, at, None
+
+
+def _scan_container(
+    text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None, resume: _ScanState | None
+) -> tuple[int, int, _ScanState | None]:
+    """Scan an object or array at ``pos`` (or continue a scan cut off earlier) with an explicit stack."""
+    state = resume if resume is not None else _ScanState(pos, _VALUE, [], [])
+    return _ContainerScan(text, flavor, partial, memo).run(state)
 
 
 def _cut_off_at_end(text: str, err: json.JSONDecodeError) -> bool:
-    """Whether the decoder failed only because the input ends (a cheap check for streaming).
+    """Whether the decoder failed only because the input ends (a cheap check for one-off partial parses).
 
     The decoder validated everything before ``err.pos``; the input is a viable prefix when the failure is
     at the very end, or when what follows the failure point is the start of the token the decoder wanted
@@ -182,7 +310,9 @@ def _cut_off_at_end(text: str, err: json.JSONDecodeError) -> bool:
 _KIND_STARTS = {"object": "{", "array": "["}
 
 
-def scan_json(text: str, pos: int, kind: str, flavor: str, partial: bool) -> tuple[int, int]:
+def scan_json(
+    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None = None
+) -> tuple[int, int]:
     """Scan one value of ``kind`` (value/object/array/string/number/bool/null) at ``pos``."""
     n = len(text)
     if pos >= n:
@@ -192,15 +322,7 @@ def scan_json(text: str, pos: int, kind: str, flavor: str, partial: bool) -> tup
         if ch == "{" or ch == "[":
             if kind != "value" and ch != _KIND_STARTS[kind]:
                 return FAIL, pos
-            if flavor == "json":
-                try:
-                    return OK, _DECODER.raw_decode(text, pos)[1]
-                except json.JSONDecodeError as err:
-                    if partial and _cut_off_at_end(text, err):
-                        return MORE, n
-                except (ValueError, RecursionError):
-                    pass  # malformed or cut off: the scanner finds out which
-            return _scan_container(text, pos, flavor, partial)
+            return _scan_any_container(text, pos, kind, flavor, partial, memo)
         if kind != "value":
             return FAIL, pos
         return _scan_scalar(text, pos, flavor, partial)
@@ -216,3 +338,50 @@ def scan_json(text: str, pos: int, kind: str, flavor: str, partial: bool) -> tup
         if ch == word[0]:
             return _scan_keyword(text, pos, word, partial)
     return FAIL, pos
+
+
+def _scan_any_container(
+    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None
+) -> tuple[int, int]:
+    if memo is None:
+        return _decode_or_scan(text, pos, flavor, partial, None)
+    known = memo.results.get((pos, kind, flavor))
+    if known is not None:
+        return known
+    states = memo.states
+    if states is not None:
+        resume = states.pop((pos, flavor), None)
+        if resume is not None:
+            status, end, state = _scan_container(text, pos, flavor, partial, memo, resume)
+            if state is not None:
+                states[pos, flavor] = state
+            elif status != MORE:
+                memo.results[pos, kind, flavor] = (status, end)
+            return status, end
+    inside_decoded = memo.decoded[0] < pos < memo.decoded[1]
+    if inside_decoded or (states is not None and partial):
+        # Inside a value the decoder accepted, nested positions were never recorded: scan (and record) them now.
+        # For a growing input the scanner also leaves a state to resume from.
+        status, end, state = _scan_container(text, pos, flavor, partial, memo, None)
+        if state is not None and states is not None:
+            states[pos, flavor] = state
+    else:
+        status, end = _decode_or_scan(text, pos, flavor, partial, memo)
+        if status == OK:
+            memo.decoded = (pos, end)
+    if status != MORE:
+        memo.results[pos, kind, flavor] = (status, end)
+    return status, end
+
+
+def _decode_or_scan(text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None) -> tuple[int, int]:
+    if flavor == "json":
+        try:
+            return OK, _DECODER.raw_decode(text, pos)[1]
+        except json.JSONDecodeError as err:
+            if partial and _cut_off_at_end(text, err):
+                return MORE, len(text)
+        except (ValueError, RecursionError):
+            pass  # malformed or cut off: the scanner finds out which
+    status, end, _ = _scan_container(text, pos, flavor, partial, memo, None)
+    return status, end

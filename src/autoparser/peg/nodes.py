@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from .engine import CompiledParser
 
 __all__ = [
+    "COMMIT_TAG",
     "AnyChar",
     "Atomic",
     "Chars",
     "Choice",
+    "Commit",
     "End",
     "Eps",
     "Gbnf",
@@ -37,6 +39,7 @@ __all__ = [
     "Negate",
     "Parser",
     "Peek",
+    "Recover",
     "Ref",
     "Repeat",
     "Rule",
@@ -49,6 +52,8 @@ __all__ = [
     "Until",
     "coerce",
 ]
+
+COMMIT_TAG = "commit"  # the AST tag of a Commit marker
 
 JsonKind = TypingLiteral["value", "object", "array", "string", "number", "bool", "null"]
 JsonFlavor = TypingLiteral["json", "python"]
@@ -263,6 +268,25 @@ class Until(Parser):
     def __post_init__(self) -> None:
         if any(d == "" for d in self.delimiters):
             raise GrammarError("until(): delimiters must be non-empty strings")
+
+
+@_node
+class Commit(Parser):
+    """Consumes nothing; records a zero-width ``commit`` AST node: the enclosing structure is now committed (a
+    stream may announce it), so an enclosing :class:`Recover` keeps it even if what follows turns out malformed."""
+
+
+@_node
+class Recover(Parser):
+    """``child``; or, when ``child`` fails after passing a :class:`Commit`, ``child`` as it stood on the longest
+    prefix of the input on which it was still viable: exactly what a stream fed that prefix had shown. Its nodes
+    that were unfinished there are flagged ``broken``; the match ends where that partial parse ended. Grammars
+    (GBNF, Lark) are unaffected: recovery is leniency of the parser, not part of the language."""
+
+    child: Parser
+
+    def children(self) -> tuple[Parser, ...]:
+        return (self.child,)
 
 
 @_node

@@ -123,7 +123,8 @@ def _call(
         name = p.tag(tags.TOOL_NAME, p.literal(spec.name))
         opening = p.atomic(p.literal(invoke_prefix) + name + p.literal(name_end))
         alternatives.append(opening + _arguments(spec, param_prefix, param_end))
-    return p.tag(tags.TOOL, p.choice(*alternatives) + p.space() + p.literal(invoke_end))
+    # committed at its first parameter's name (see _arguments): kept as it stood if the rest breaks
+    return p.recover(p.tag(tags.TOOL, p.choice(*alternatives) + p.space() + p.literal(invoke_end)))
 
 
 def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:
@@ -151,7 +152,7 @@ def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:
         untyped_string = p.atomic(p.tag(tags.TOOL_ARG_NAME, string_name) + '"') + p.space() + ">"
         body = p.choice(body, untyped_string + value(tags.TOOL_ARG_STRING))
     body = p.choice(body, name + p.space() + ">" + value(tags.TOOL_ARG_VALUE))
-    arg = p.tag(tags.TOOL_ARG, p.literal(param_prefix) + body)
+    arg = p.tag(tags.TOOL_ARG, p.literal(param_prefix) + p.peek(name) + p.commit() + body)
     return p.zero_or_more(p.space() + arg)
 
 

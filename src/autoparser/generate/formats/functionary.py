@@ -35,7 +35,8 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
         name = p.choice(*(p.literal(n) + p.peek(p.choice("\n", p.space() + "{")) for n in names))
         head = p.atomic(p.literal(SEPARATOR) + p.tag(tags.TOOL_NAME, name) + p.space())
-        items.append(p.tag(tags.TOOL, head + p.tag(tags.TOOL_ARGS, p.json()) + p.space()))
+        call = p.tag(tags.TOOL, head + p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
+        items.append(p.recover(call))  # committed at the name: kept as it stood if the arguments break
         items.append(p.tag(tags.UNPARSED, p.literal(SEPARATOR)))
     else:
         items.append(p.literal(SEPARATOR))  # a recipient header when no tools were offered: markup

@@ -56,7 +56,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     stops = [TURN_END, RESPONSE_START]
     if use_tools:
         # Whitespace after a call is formatting between calls, not content.
-        items.append(p.tag(tags.TOOL, _call(request.tools)) + p.space())
+        items.append(p.recover(p.tag(tags.TOOL, _call(request.tools))) + p.space())
         items.append(p.tag(tags.UNPARSED, p.literal(CALL_START)))
         stops.append(CALL_START)
     if extract:
@@ -107,6 +107,7 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     by_length = sorted(tools, key=lambda t: -len(t.name))
     names = p.choice(*(p.literal(t.name) + p.peek(p.space() + "{") for t in by_length))
     head = p.literal(CALL_START) + p.space() + p.atomic(p.literal(CALL_PREFIX) + p.tag(tags.TOOL_NAME, names))
+    head = head + p.commit()  # a call of a known tool: kept as it stood if its arguments break
     args = p.tag(tags.TOOL_ARGS, _dict_grammar())
     return head + p.space() + args + p.space() + p.choice(p.literal(CALL_END), p.end())
 

@@ -88,7 +88,8 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     name = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
     header = _header(_recipient(FUNCTIONS + name), p.chars(_WORD))
     args = p.tag(tags.TOOL_ARGS, p.json_object())
-    return p.tag(tags.TOOL, p.atomic(header + p.space() + p.peek("{")) + args + p.space() + _end_of_message())
+    opening = p.atomic(header + p.space() + p.peek("{")) + p.commit()  # kept as it stood if the rest breaks
+    return p.recover(p.tag(tags.TOOL, opening + args + p.space() + _end_of_message()))
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:

@@ -99,7 +99,8 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     stays incomplete; anything else after the arguments also ends it (models drop the marker)."""
     heads = p.choice(*(_head(tool) for tool in sorted(tools, key=lambda t: -len(t.name))))
     args = p.choice(p.tag(tags.TOOL_ARGS, p.json()), p.peek(p.space() + CALL_END))  # `{}` may be left out
-    return p.tag(tags.TOOL, flex(CALL_BEGIN) + heads + p.space() + args + p.choice(flex(CALL_END), p.eps()))
+    body = flex(CALL_BEGIN) + heads + p.commit() + p.space() + args + p.choice(flex(CALL_END), p.eps())
+    return p.recover(p.tag(tags.TOOL, body))  # committed at the head: kept as it stood if the rest breaks
 
 
 def _head(tool: ToolSpec) -> p.Parser:

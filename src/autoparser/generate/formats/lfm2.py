@@ -165,7 +165,8 @@ def _call(tool: ToolSpec) -> p.Parser:
     which a stream could not take back."""
     first = p.choice(")", _IDENTIFIER + p.space() + "=")
     name = p.atomic(p.tag(tags.TOOL_NAME, p.literal(tool.name)) + "(" + p.peek(p.space() + first))
-    return p.tag(tags.TOOL, name + p.space() + p.tag(tags.TOOL_ARGS, _kwargs(tagged=False)) + p.space() + ")")
+    body = name + p.commit() + p.space() + p.tag(tags.TOOL_ARGS, _kwargs(tagged=False)) + p.space() + ")"
+    return p.recover(p.tag(tags.TOOL, body))  # committed at the name: kept as it stood if the rest breaks
 
 
 def _call_list(tools: tuple[ToolSpec, ...]) -> p.Parser:

@@ -1,0 +1,136 @@
+"""Resumable parsing: a :class:`ParseSession` fed a growing input gives exactly what a fresh parse gives.
+
+A session skips settled items, restores settled iterations and continues scans where they stopped; none of that
+may change a result. Random graphs (every combinator, recursion, JSON leaves) and random texts, cut into random
+pieces: after every piece, the session's result (status, span, the whole AST with its settled flags) must equal
+a fresh partial parse of the same prefix, and the final complete parse must equal a fresh complete parse.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from autoparser import peg as p
+from autoparser.peg import AstNode, ParseResult, TextBuffer
+
+from .strategies import graph_cases, hermes_outputs, qwen_outputs, reasoning_outputs
+
+
+def _shape(nodes: list[AstNode]) -> list[tuple[object, ...]]:
+    return [
+        (n.tag, n.rule, n.start, n.end, n.is_partial, n.settled, tuple(_shape(n.children))) for n in nodes
+    ]
+
+
+def _summary(result: ParseResult) -> tuple[object, ...]:
+    return result.status, result.end, tuple(_shape(result.nodes))
+
+
+def _skeleton(nodes: list[AstNode]) -> list[tuple[object, ...]]:
+    """The AST without end positions (what stays put while the frontier primitive keeps needing more input)."""
+    return [(n.tag, n.rule, n.start, n.is_partial, n.settled, tuple(_skeleton(n.children))) for n in nodes]
+
+
+def _check_session(parser: p.Parser, text: str, cuts: list[int]) -> None:
+    compiled = parser.compile()
+    session = compiled.session()
+    buffer = TextBuffer()
+    done = 0
+    previous: list[tuple[object, ...]] = []
+    for cut in [*sorted(set(cuts)), len(text)]:
+        if cut <= done:
+            continue
+        buffer.append(text[done:cut])
+        done = cut
+        fresh = compiled.parse(text[:cut], partial=True)
+        advanced = session.advance(buffer)
+        if advanced is not None:
+            # No parse needed: the fresh parse is the previous one with the frontier moved to `advanced`.
+            assert fresh.status is p.Status.NEED_MORE_INPUT, text[:cut]
+            assert fresh.frontier is not None and fresh.frontier[2] == advanced, text[:cut]
+            assert _skeleton(fresh.nodes) == previous, text[:cut]
+        got = session.parse(buffer, partial=True)
+        previous = _skeleton(got.nodes)
+        assert _summary(got) == _summary(fresh), (text[:cut], cuts)
+    assert _summary(session.parse(buffer, partial=False)) == _summary(compiled.parse(text)), (text, cuts)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=graph_cases(), data=st.data())
+def test_session_equals_fresh_parse_on_random_graphs(case: tuple[p.Parser, str], data: st.DataObject) -> None:
+    parser, text = case
+    looped = p.zero_or_more(parser) + p.end()  # the root item-loop shape, which sessions resume
+    for root in (parser, looped):
+        cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+        _check_session(root, text, cuts)
+        _check_session(root, text, list(range(len(text))))  # one character at a time
+
+
+def _chat_parser() -> p.Parser:
+    think = p.optional("<think>" + p.tag("reasoning", p.until("</think>")) + p.choice("</think>", p.end()))
+    name = p.atomic(p.tag("tool-name", p.choice("get_weather", "get_time", "search")))
+    json_call = (
+        p.literal("{")
+        + p.space()
+        + '"name"'
+        + p.space()
+        + ":"
+        + p.space()
+        + '"'
+        + name
+        + '"'
+        + p.space()
+        + ","
+        + p.space()
+        + '"arguments"'
+        + p.space()
+        + ":"
+        + p.space()
+        + p.tag("tool-args", p.json())
+        + p.space()
+        + "}"
+    )
+    call = p.tag("tool", "<tool_call>" + p.space() + json_call + p.space() + p.choice("</tool_call>", p.end()))
+    value = p.tag("arg-value", p.until("</parameter>"))
+    param = p.tag("arg", "<parameter=" + p.tag("arg-name", p.until(">")) + ">" + value + "</parameter>")
+    tagged = p.tag("tool", "<function=" + name + ">" + p.zero_or_more(p.space() + param) + p.space() + "</function>")
+    content = p.tag("content", p.until_one_of(["<tool_call>", "<function="]))
+    unparsed = p.tag("unparsed", p.choice("<tool_call>", "<function="))
+    items = p.choice(call, tagged, unparsed, p.negate(p.end()) + content)
+    return think + p.space() + p.zero_or_more(items) + p.end()
+
+
+_CHAT = _chat_parser()
+
+
+@settings(max_examples=150, deadline=None)
+@given(output=hermes_outputs() | qwen_outputs() | reasoning_outputs(), data=st.data())
+def test_session_equals_fresh_parse_on_chat_outputs(output: object, data: st.DataObject) -> None:
+    text = output.text  # type: ignore[attr-defined]
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    _check_session(_CHAT, text, cuts)
+    _check_session(_CHAT, text, list(range(len(text))))
+
+
+def test_session_skips_settled_items() -> None:
+    """Resumption is real: after many settled calls, a parse starts at the last one, not at the beginning."""
+    compiled = _CHAT.compile()
+    session = compiled.session()
+    buffer = TextBuffer()
+    call = '<tool_call>{"name": "search", "arguments": {"q": [1, 2, 3]}}</tool_call>\n'
+    for _ in range(50):
+        buffer.append(call)
+        session.parse(buffer)
+    assert session.settled_end >= len(buffer.text) - len(call)
+
+
+def test_session_rejects_a_shrinking_input() -> None:
+    session = _CHAT.compile().session()
+    session.parse(TextBuffer("hello there"))
+    try:
+        session.parse(TextBuffer("hello"))
+    except ValueError:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a shrinking input must be refused")
