@@ -20,7 +20,11 @@ _ID_ALPHABET = string.ascii_letters + string.digits
 
 def new_call_id() -> str:
     """An OpenAI-style tool call id: ``call_`` + 24 random alphanumerics."""
-    return "call_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(24))
+    # 248 = 4 * 62: bytes below it map onto the alphabet without bias; 32 bytes leave enough after rejection
+    while True:
+        chars = [_ID_ALPHABET[b % 62] for b in secrets.token_bytes(32) if b < 248]
+        if len(chars) >= 24:
+            return "call_" + "".join(chars[:24])
 
 
 @dataclass(frozen=True, slots=True)

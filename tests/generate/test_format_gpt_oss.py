@@ -205,12 +205,13 @@ def test_tools_disabled_leaves_calls_as_content() -> None:
 
 
 @pytest.mark.parametrize("recipient", ["python", "container.exec", "browser.search", "assistant"])
-def test_messages_to_builtin_recipients_are_dropped(recipient: str) -> None:
-    text = (
-        analysis("Run it.") + f"<|start|>assistant<|channel|>commentary to={recipient} code<|message|>print(1)<|call|>"
-    )
-    message = chat().parse(text)
-    assert message == ChatMessage(reasoning_content="Run it.")
+def test_messages_to_builtin_recipients_are_dropped_with_a_warning(recipient: str) -> None:
+    """Nothing the client can run, so not part of the message (as the reference does) — but never silently: a
+    warning carries the whole message."""
+    dropped = f"<|channel|>commentary to={recipient} code<|message|>print(1)<|call|>"
+    message = chat().parse(analysis("Run it.") + "<|start|>assistant" + dropped)
+    assert (message.content, message.reasoning_content, message.tool_calls) == ("", "Run it.", ())
+    assert len(message.warnings) == 1 and repr(dropped) in message.warnings[0].message
 
 
 def test_abandoned_header_is_dropped() -> None:
@@ -294,7 +295,7 @@ def test_streaming_unknown_tool_and_builtin_recipient() -> None:
     streamed = stream_char_by_char(params, text)
     assert streamed.tool_calls == ()
     assert streamed.content == params.parse(text).content == "<|channel|>commentary to=functions.nope<|message|>{}"
-    assert len(streamed.warnings) == 1
+    assert streamed.warnings == params.parse(text).warnings and len(streamed.warnings) == 2  # python; functions.nope
 
 
 # --- grammar ---------------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..message import ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
+from ..peg.json_scan import OK, scan_json
 from . import tags
 
 __all__ = [
@@ -130,6 +131,8 @@ class MessageBuilder:
             text = node.text
             self.content.append(text)
             self._warn(node, f"{text!r} did not start a valid tool call")
+        elif tag == tags.DROPPED:
+            self._warn(node, f"left out of the message (nothing the client can use): {node.text!r}")
         elif tag == tags.TOOL:
             call, notes = _tool_call(node, self.id_position, self.convert_args)
             for where, note in notes:
@@ -262,7 +265,13 @@ def _tool_call(
         notes.append(
             (node.end, f"tool call {reading.name!r} is cut off or malformed here; its arguments are as far as they go")
         )
-    return ToolCall(reading.name, _arguments(reading, complete, convert_args), reading.call_id), notes
+    try:
+        arguments = _arguments(reading, complete, convert_args)
+    except (ValueError, RecursionError, MemoryError):  # a converter that cannot read what the grammar let through
+        raw = reading.raw_args
+        arguments = raw.text.strip(WHITESPACE) if raw is not None else ""
+        notes.append((node.start, f"the arguments of tool call {reading.name!r} could not be read; kept as written"))
+    return ToolCall(reading.name, arguments, reading.call_id), notes
 
 
 _DECODER = json.JSONDecoder()
@@ -421,10 +430,9 @@ def _tagged_arguments(args: list[AstNode], complete: bool) -> str:
 
 
 def _json_value(text: str) -> str:
-    """A tagged non-string value: JSON text as written if it is JSON, else the text as a JSON string."""
+    """A tagged non-string value: JSON text as written if it is JSON, else the text as a JSON string (checked by the
+    iterative scanner: any nesting depth, and no NaN or Infinity, which are not JSON)."""
     stripped = text.strip()
-    try:
-        json.loads(stripped)
+    if stripped and scan_json(stripped, 0, "value", "json", False) == (OK, len(stripped)):
         return stripped
-    except ValueError:
-        return json.dumps(text, ensure_ascii=False)
+    return json.dumps(text, ensure_ascii=False)

@@ -12,4 +12,5 @@ TOOL_ARG_STRING = "tool-arg-string"  # a string-typed tagged value (raw text)
 TOOL_ARG_VALUE = "tool-arg-value"  # a tagged value that should be JSON (kept as a string if it is not)
 TOOL_UNKNOWN = "tool-unknown"  # a member of a JSON call object that the format does not define
 COMMIT = "commit"  # zero-width: the call is committed (announced); see peg.commit() / peg.recover()
+DROPPED = "dropped"  # markup a format leaves out of the message on purpose; reported with its text in a warning
 UNPARSED = "unparsed"  # markup that did not parse as structure: kept as content, reported as a warning

@@ -85,7 +85,7 @@ __all__ = [
     "zero_or_more",
 ]
 
-_FLAVORS = ("json", "python")
+_FLAVORS = ("json", "python", "gemma")
 
 
 def eps() -> Parser:
@@ -235,7 +235,7 @@ def with_gbnf(p: Parser | str, grammar: str) -> Parser:
 
 def _flavor(flavor: str) -> JsonFlavor:
     if flavor not in _FLAVORS:
-        raise GrammarError(f"unknown flavor {flavor!r}; expected 'json' or 'python'")
+        raise GrammarError(f"unknown flavor {flavor!r}; expected 'json', 'python' or 'gemma'")
     return flavor  # type: ignore[return-value]
 
 
@@ -250,7 +250,8 @@ def python_value() -> Parser:
 
 
 def json_object(flavor: str = "json") -> Parser:
-    """A JSON object."""
+    """A JSON object (``flavor="gemma"``: Gemma 4's argument dict, with bare keys and values and ``<|"|>`` strings;
+    it has no grammar writer)."""
     return Json("object", _flavor(flavor))
 
 

@@ -120,6 +120,7 @@ class _State:
         "n",
         "nodes",
         "partial",
+        "progress",
         "repeats",
         "scans",
         "source",
@@ -151,6 +152,7 @@ class _State:
         self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval
         self.json = json_scan.JsonMemo() if json_memo is None else json_memo
         self.repeats = repeats  # settled iterations (sessions only)
+        self.progress = repeats  # settled sequence items / ruled-out choice alternatives (sessions only)
         self.commits = 0  # commit() markers passed so far (see recover())
 
     def failed(self, pos: int, what: str) -> None:
@@ -355,13 +357,37 @@ def _chars(c: _Compiler, node: Chars) -> Matcher:
 
 def _sequence(c: _Compiler, node: Sequence) -> Matcher:
     items = tuple(c.compile(child) for child in node.items)
+    uid = c.uid()
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         start = pos
-        for item in items:
-            status, pos = item(st, pos)
+        memo = st.progress
+        if memo is None:
+            for item in items:
+                status, pos = item(st, pos)
+                if status != OK:
+                    return (FAIL, start) if status == FAIL else (status, pos)
+            return OK, pos
+        # In a session: skip the items a shorter input already settled (the nodes they made come back).
+        nodes = st.nodes
+        first = 0
+        settled = memo.get((uid, start))
+        if settled is not None:
+            nodes.extend(settled.nodes)
+            st.commits += settled.commits
+            first, pos = settled.count, settled.pos
+        for index in range(first, len(items)):
+            mark, commits = len(nodes), st.commits
+            status, pos = items[index](st, pos)
             if status != OK:
                 return (FAIL, start) if status == FAIL else (status, pos)
+            if not st.touched:
+                if settled is None:
+                    settled = memo[uid, start] = _Settled(pos, index + 1, nodes[mark:], st.commits - commits)
+                else:
+                    settled.nodes.extend(nodes[mark:])
+                    settled.pos, settled.count = pos, index + 1
+                    settled.commits += st.commits - commits
         return OK, pos
 
     return match
@@ -369,15 +395,32 @@ def _sequence(c: _Compiler, node: Sequence) -> Matcher:
 
 def _choice(c: _Compiler, node: Choice) -> Matcher:
     items = tuple(c.compile(child) for child in node.items)
+    uid = c.uid()
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         nodes = st.nodes
         mark = len(nodes)
-        for item in items:
-            status, end = item(st, pos)
+        memo = st.progress
+        if memo is None:
+            for item in items:
+                status, end = item(st, pos)
+                if status != FAIL:
+                    return status, end
+                del nodes[mark:]
+            return FAIL, pos
+        # In a session: skip the alternatives a shorter input already ruled out.
+        failed = memo.get((uid, pos))
+        first = failed.count if failed is not None else 0
+        for index in range(first, len(items)):
+            status, end = items[index](st, pos)
             if status != FAIL:
                 return status, end
             del nodes[mark:]
+            if not st.touched:
+                if failed is None:
+                    failed = memo[uid, pos] = _Settled(pos, index + 1, [])
+                else:
+                    failed.count = index + 1
         return FAIL, pos
 
     return match
@@ -563,8 +606,10 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     kind, flavor = node.kind, node.flavor
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
-    if flavor not in ("json", "python"):
+    if flavor not in ("json", "python", "gemma"):
         raise GrammarError(f"unknown JSON flavor {flavor!r}")
+    if flavor == "gemma" and kind not in ("value", "object", "array"):
+        raise GrammarError(f"the gemma flavor has no {kind} values")
     scan = json_scan.scan_json
     what = describe(node)
 
@@ -886,6 +931,7 @@ class ParseSession:
         "_frontier",
         "_json",
         "_nodes",
+        "_probe",
         "_repeats",
         "_scans",
         "_size",
@@ -901,6 +947,7 @@ class ParseSession:
         self._size = 0
         self._finished = False
         self._frontier: tuple[Matcher, int, int] | None = None
+        self._probe: _State | None = None  # reused by advance()
 
     @property
     def settled_end(self) -> int:
@@ -950,8 +997,14 @@ class ParseSession:
             raise ValueError("a parse session's input may only grow")
         self._size = len(source.text)
         matcher, pos, _ = frontier
-        st = self._state(source, True, [])
+        st = self._probe
+        if st is None:
+            st = self._probe = self._state(source, True, [])
+        else:
+            st.text, st.touched, st.frontier = source.text, False, None
+            st.n = len(st.text)
         status, end = matcher(st, pos)
+        st.text = ""  # hold no reference to the buffer's text: it must stay resizable in place
         if status != MORE or st.frontier is None or st.frontier[0] is not matcher:
             self._frontier = None
             return None

@@ -49,17 +49,25 @@ _BODY = {
     ('"', "python"): re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*'),
     ("'", "python"): re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
 }
+_BODY['"', "gemma"] = _BODY['"', "json"]  # Gemma dicts may hold JSON strings too
 _PARTIAL_ESCAPE = {"json": re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z"), "python": re.compile(r"\\\Z")}
+_PARTIAL_ESCAPE["gemma"] = _PARTIAL_ESCAPE["json"]
 
 _KEYWORDS = {
     "json": {"t": "true", "f": "false", "n": "null"},
     "python": {"T": "True", "F": "False", "N": "None"},
+    "gemma": {},
 }
-_QUOTES = {"json": '"', "python": "\"'"}
+_QUOTES = {"json": '"', "python": "\"'", "gemma": '"'}
+
+# Gemma 4's argument dicts (see generate/formats/gemma4.py): keys and leaf values may be bare text (anything but
+# punctuation and "<"), strings are JSON strings or raw text between <|"|> tokens.
+GEMMA_QUOTE = '<|"|>'
+_GEMMA_BARE = re.compile(r"[^,:{}\[\]<]+")
 _CONTAINER_KINDS = {"{": "object", "[": "array"}
 
 # Scanner phases: what is expected at the resume position.
-_VALUE, _KEY, _AFTER, _IN_VALUE_STRING, _IN_KEY_STRING, _OPENED = range(6)
+_VALUE, _KEY, _AFTER, _IN_VALUE_STRING, _IN_KEY_STRING, _OPENED, _IN_VALUE_QUOTED, _IN_KEY_QUOTED = range(8)
 
 
 def _reject_constant(name: str) -> None:
@@ -194,14 +202,9 @@ class _ContainerScan:
                     return FAIL, end, None  # a bad escape sequence
                 i = end + 1
                 if phase == _IN_KEY_STRING:
-                    i = ws(text, i).end()
-                    if i >= n:
-                        return self._out_of_input(_ScanState(state.string_start, _KEY, closers, opens), i)
-                    if text[i] != ":":
-                        self.stopped(FAIL, i, opens)
-                        return FAIL, i, None
-                    i = ws(text, i + 1).end()
-                    phase = _VALUE
+                    phase, i = self._after_key(i)
+                    if phase < 0:
+                        return self._key_end_failed(i, state.string_start, closers, opens)
                     continue
                 phase = _AFTER
             elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
@@ -216,11 +219,37 @@ class _ContainerScan:
                 else:
                     phase = _KEY if closers[-1] == "}" else _VALUE
                     continue
+            elif phase in (_IN_VALUE_QUOTED, _IN_KEY_QUOTED):
+                end = text.find(GEMMA_QUOTE, i)
+                if end < 0:  # resume where a closing quote cut off at the end could begin
+                    resume = max(i, n - len(GEMMA_QUOTE) + 1)
+                    return self._out_of_input(_ScanState(resume, phase, closers, opens, state.string_start), n)
+                i = end + len(GEMMA_QUOTE)
+                if phase == _IN_KEY_QUOTED:
+                    phase, i = self._after_key(i)
+                    if phase < 0:
+                        return self._key_end_failed(i, state.string_start, closers, opens)
+                    continue
+                phase = _AFTER
             elif phase == _KEY:
                 i = ws(text, i).end()
                 if i >= n:
                     return self._out_of_input(_ScanState(i, _KEY, closers, opens), i)
                 if text[i] not in quotes:
+                    if flavor == "gemma":
+                        key_start = i
+                        status, i = self._gemma_token(i, closers, opens)
+                        if status != OK:
+                            return self._token_stopped(status, i, key_start, _KEY, closers, opens)
+                        if i < 0:  # a <|"|> quoted key
+                            state.string_start = key_start
+                            i = key_start + len(GEMMA_QUOTE)
+                            phase = _IN_KEY_QUOTED
+                            continue
+                        phase, i = self._after_key(i)
+                        if phase < 0:
+                            return self._key_end_failed(i, key_start, closers, opens)
+                        continue
                     self.stopped(FAIL, i, opens)
                     return FAIL, i, None
                 state.string_start = i
@@ -243,6 +272,17 @@ class _ContainerScan:
                     i += 1
                     phase = _IN_VALUE_STRING
                     continue
+                elif flavor == "gemma":
+                    value_start = i
+                    status, i = self._gemma_token(i, closers, opens)
+                    if status != OK:
+                        return self._token_stopped(status, i, value_start, _VALUE, closers, opens)
+                    if i < 0:  # a <|"|> quoted value
+                        state.string_start = value_start
+                        i = value_start + len(GEMMA_QUOTE)
+                        phase = _IN_VALUE_QUOTED
+                        continue
+                    phase = _AFTER
                 else:
                     status, end = _scan_scalar(text, i, flavor, partial)
                     if status != OK:
@@ -270,6 +310,51 @@ class _ContainerScan:
                 closers.pop()
                 i += 1
                 self.closed(opens.pop(), i)
+
+    def _after_key(self, i: int) -> tuple[int, int]:
+        """After a key ending at ``i``: ``:`` and whitespace, then a value. (-1, position) if that fails there."""
+        text, ws = self.text, _WS.match
+        i = ws(text, i).end()
+        if i >= len(text) or text[i] != ":":
+            return -1, i
+        return _VALUE, ws(text, i + 1).end()
+
+    def _key_end_failed(
+        self, i: int, key_start: int, closers: list[str], opens: list[int]
+    ) -> tuple[int, int, _ScanState | None]:
+        """No ``:`` after a key: more input may bring it (resume at the key), or something else is there."""
+        if i >= len(self.text):
+            return self._out_of_input(_ScanState(key_start, _KEY, closers, opens), i)
+        self.stopped(FAIL, i, opens)
+        return FAIL, i, None
+
+    def _gemma_token(self, i: int, closers: list[str], opens: list[int]) -> tuple[int, int]:
+        """A bare token or the opening of a ``<|"|>`` string at ``i`` (not a JSON quote, bracket or space).
+
+        (OK, end) for a bare token, (OK, -1) for a quoted string, (MORE, i) when the input ends in what may
+        still become either, (FAIL, i) otherwise."""
+        text, n = self.text, len(self.text)
+        if text.startswith(GEMMA_QUOTE, i):
+            return OK, -1
+        if text[i] == "<":
+            if n - i < len(GEMMA_QUOTE) and GEMMA_QUOTE.startswith(text[i:]) and self.partial:
+                return MORE, i
+            return FAIL, i
+        match = _GEMMA_BARE.match(text, i)
+        if match is None:
+            return FAIL, i
+        end = match.end()
+        if end >= n and self.partial:
+            return MORE, i  # the token may go on
+        return OK, end
+
+    def _token_stopped(
+        self, status: int, i: int, start: int, phase: int, closers: list[str], opens: list[int]
+    ) -> tuple[int, int, _ScanState | None]:
+        if status == MORE:
+            return MORE, len(self.text), _ScanState(start, phase, closers, opens)
+        self.stopped(FAIL, i, opens)
+        return FAIL, i, None
 
     def _out_of_input(self, state: _ScanState, at: int) -> tuple[int, int, _ScanState | None]:
         """The input ends inside the value: more input may complete it (partial), else it is unterminated."""
@@ -375,6 +460,7 @@ def _scan_any_container(
 
 
 def _decode_or_scan(text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None) -> tuple[int, int]:
+    """The C decoder for complete JSON containers, else the token scanner."""
     if flavor == "json":
         try:
             return OK, _DECODER.raw_decode(text, pos)[1]

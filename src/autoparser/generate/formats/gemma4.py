@@ -2,10 +2,11 @@
 
 The arguments are neither JSON nor tags but the template's own dict syntax: ``{key:<|"|>text<|"|>,n:1,on:true,
 xs:[<|"|>a<|"|>],cfg:{k:<|"|>v<|"|>}}``. Keys are bare words, strings are quoted with the ``<|"|>`` token (their
-text is raw: nothing is escaped), everything else is a bare literal. The parser checks that structure (so a
-malformed call falls back to content instead of producing broken JSON) and tags the whole dict as TOOL_ARGS;
-:func:`args_to_json` turns a complete dict into JSON text. While a call is incomplete its arguments are held back
-(see the mapper), because a bare literal cannot be converted until it has ended.
+text is raw: nothing is escaped), everything else is a bare literal. The parser checks that structure with an
+iterative scanner (the ``gemma`` flavor of :mod:`autoparser.peg.json_scan`: any depth, resumable while streaming)
+and tags the whole dict as TOOL_ARGS; :func:`args_to_json` turns a complete dict into JSON text. While a call is
+incomplete its arguments are held back (see the mapper), because a bare literal cannot be converted until it has
+ended; a call whose dict breaks keeps it as written, with a warning.
 
 Reasoning sits in a ``<|channel>thought`` block anywhere in the output (Gemma may think again between calls).
 With thinking off, the generation prompt itself ends with an empty, closed block, so the output never starts
@@ -21,6 +22,7 @@ from typing import NoReturn
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
+from ...peg.json_scan import OK, scan_json
 from .. import tags
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar
@@ -38,9 +40,6 @@ THOUGHT = "thought"
 TURN_END = "<turn|>"
 RESPONSE_START = "<|tool_response>"
 
-# A bare key or literal: anything up to the next delimiter. ``<`` is excluded so that a bare literal never runs
-# into a quote or the call's end marker (strings must be quoted).
-_BARE_CLASS = "[^,:{}\\[\\]<]"
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -108,24 +107,9 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     names = p.choice(*(p.literal(t.name) + p.peek(p.space() + "{") for t in by_length))
     head = p.literal(CALL_START) + p.space() + p.atomic(p.literal(CALL_PREFIX) + p.tag(tags.TOOL_NAME, names))
     head = head + p.commit()  # a call of a known tool: kept as it stood if its arguments break
-    args = p.tag(tags.TOOL_ARGS, _dict_grammar())
+    # The dict is read by an iterative scanner (peg's "gemma" flavor): any nesting depth, resumable while streaming.
+    args = p.tag(tags.TOOL_ARGS, p.json_object("gemma"))
     return head + p.space() + args + p.space() + p.choice(p.literal(CALL_END), p.end())
-
-
-def _dict_grammar() -> p.Parser:
-    """The argument dict. Keys and strings may also be JSON-quoted (models drift towards JSON); a bare literal is
-    converted to JSON if it is one, else to a string."""
-    string = p.choice(p.literal(QUOTE) + p.until(QUOTE) + QUOTE, p.json_string())
-    bare = p.chars(_BARE_CLASS)
-    sep = p.space() + "," + p.space()
-    # Rules are found by walking the parser from its root, and ref() is not followed: the object contains the
-    # value rule, which contains the array rule; the back edges are refs.
-    item = p.ref("gemma4-value")
-    array = p.rule("gemma4-array", "[" + p.space() + p.optional(item + p.zero_or_more(sep + item)) + p.space() + "]")
-    value = p.rule("gemma4-value", p.choice(string, p.ref("gemma4-object"), array, bare))
-    member = p.choice(string, bare) + p.space() + ":" + p.space() + value
-    members = p.optional(member + p.zero_or_more(sep + member))
-    return p.rule("gemma4-object", "{" + p.space() + members + p.space() + "}")
 
 
 _TOKEN = re.compile(
@@ -165,7 +149,9 @@ def args_to_json(text: str) -> str:
         is_key = index + 1 < len(tokens) and tokens[index + 1] == ("punct", ":")
         pieces.append(_scalar(kind, value, is_key))
     result = "".join(pieces)
-    json.loads(result)  # the grammar guarantees this; fail loudly rather than hand out broken JSON
+    # The grammar guarantees JSON; check it without recursion (nesting may be deep) rather than hand out broken JSON.
+    if scan_json(result, 0, "object", "json", False) != (OK, len(result)):
+        raise ValueError(f"not a Gemma argument dict: {text[:80]!r}")
     return result
 
 

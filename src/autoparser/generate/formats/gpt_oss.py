@@ -10,7 +10,8 @@ A message is ``<|channel|>CHANNEL<|message|>TEXT<|end|>``; later ones are preced
 * recipient ``functions.X`` of an unknown tool (or tools disabled): the header is reported as UNPARSED and the
   message text stays content;
 * any other recipient (the built-in ``python``/``browser``/``container`` tools, ``assistant``): the message is
-  addressed to something the client cannot run, so it is dropped, as the reference does;
+  addressed to something the client cannot run, so it is left out of the message, as the reference does, with a
+  warning that carries its whole text (nothing is lost silently);
 * no recipient: channel ``analysis`` is reasoning, every other channel (``final``, ``commentary`` preambles) is
   content. With ``reasoning_format`` none the analysis message stays in the content *with* its header and end
   marker (the reference's inline reasoning; the separators between messages are dropped);
@@ -106,9 +107,10 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     # A function the request does not offer (or a call whose arguments are not JSON): visible, with a warning.
     to_function = _recipient(FUNCTIONS + p.chars(_RECIPIENT))
     messages.append(p.atomic(p.tag(tags.UNPARSED, _header(to_function, channel))))
-    # Messages to built-in tools or other recipients: nothing the client can use.
+    # Messages to built-in tools or other recipients: nothing the client can run. Left out of the message (as the
+    # reference does), but not silently: a warning carries the whole message.
     other = _recipient(p.negate(FUNCTIONS) + p.chars(_RECIPIENT))
-    messages.append(_header(other, channel) + body + p.optional(end_marker))
+    messages.append(p.tag(tags.DROPPED, _header(other, channel) + body + p.optional(end_marker)))
     # A header given up before <|message|>: the next header replaces it.
     anyone = p.optional(_recipient(p.chars(_RECIPIENT)))
     abandoned = anyone + CHANNEL + channel + anyone + _content_type() + p.space() + p.peek(p.choice(START, CHANNEL))
