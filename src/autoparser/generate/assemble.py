@@ -139,8 +139,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start:
-        # The call's node spans its end marker, so a call counts as complete only once that marker is seen.
-        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.eps()
+        # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
+        # marker commits it (a call without arguments has no earlier commit point).
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), p.end()) if per_end else p.eps()
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
     elif fmt.mode is ToolFormatMode.JSON_NATIVE:

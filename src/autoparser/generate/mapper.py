@@ -9,6 +9,7 @@ not to be JSON); closing quotes and braces come only when the call is complete.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ __all__ = [
     "WHITESPACE",
     "LiveCall",
     "MessageBuilder",
+    "final_count",
     "map_raw",
     "map_result",
     "partial_json_span",
@@ -64,12 +66,37 @@ def map_raw(
     id_position: str = "none",
     convert_args: Callable[[str], str] | None = None,
 ) -> tuple[ChatMessage, str, str]:
-    """The message, plus the untrimmed content and reasoning text (streaming continues from those)."""
+    """The message, plus the untrimmed content and reasoning text (streaming continues from those).
+
+    A partial result is mapped as a stream shows it: the final nodes (:func:`final_count`) as they are, the rest
+    as still open (calls only once announced, a malformed call's text only once it is final)."""
     builder = MessageBuilder(offset, id_position, convert_args)
-    for node in result.nodes:
+    nodes = result.nodes
+    final = final_count(result) if result.need_more_input else len(nodes)
+    for node in nodes[:final]:
         builder.add(node)
+    live = [call for call in map(builder.add_live, nodes[final:]) if call is not None]
     raw_content, raw_reasoning = "".join(builder.content), "".join(builder.reasoning)
-    return builder.message(raw_content, raw_reasoning), raw_content, raw_reasoning
+    message = builder.message(raw_content, raw_reasoning)
+    if live:
+        source = result.text
+        calls = (*message.tool_calls, *(ToolCall(c.name, c.arguments(source), c.id) for c in live))
+        message = dataclasses.replace(message, tool_calls=calls)
+    return message, raw_content, raw_reasoning
+
+
+def final_count(result: ParseResult, start: int = 0) -> int:
+    """How many leading top-level nodes of a partial parse no longer input can change or remove: those of settled
+    items of the root's item loop, then settled calls that committed (an item still open around them cannot drop
+    them: it is recover()-ed). Anything else settled inside an open item may still vanish with it."""
+    nodes = result.nodes
+    count = max(start, result.settled_nodes)
+    while count < len(nodes):
+        node = nodes[count]
+        if not (node.settled and node.tag == tags.TOOL and _read_call(node).committed):
+            break
+        count += 1
+    return count
 
 
 @dataclass(slots=True)
@@ -153,10 +180,9 @@ class MessageBuilder:
         if node.is_partial and not node.broken:
             call = _live_call(node, self.id_position, self.convert_args)
         else:
-            final, _ = _tool_call(node, self.id_position, self.convert_args)
+            final, _ = _tool_call(node, self.id_position, self.convert_args, live=True)
             if final is None:
-                self.add(node)  # its text becomes content, with a warning
-                return None
+                return None  # not (yet) a call: its text becomes content once final (it may still grow, or vanish)
             call = LiveCall(final.name, final.id, final.arguments)
         if call is not None:
             self.after_call = True
@@ -229,27 +255,29 @@ def _read_call(node: AstNode) -> _CallReading:
     return reading
 
 
-def _announced(reading: _CallReading, node: AstNode, id_position: str) -> bool:
-    """Whether a stream shows this call: once complete, or — while it is still arriving — once the grammar
-    committed to it (its arguments began) and its name, and its id where one comes first, are known."""
+def _announced(reading: _CallReading, node: AstNode, id_position: str, live: bool) -> bool:
+    """Whether this call is shown. A final node (no longer input changes it) is a call if it has a name. A node of
+    the unsettled tail only once the grammar committed to it — before that, even a complete-looking call may
+    still grow or fail — and, while it is still arriving, once its id is known where one comes first."""
     if not reading.name:
         return False
-    if not node.is_partial:
+    if not live:
         return True
     if not reading.committed:
         return False
-    if node.broken or id_position == "none" or reading.id_done:
+    if not node.is_partial or node.broken or id_position == "none" or reading.id_done:
         return True
     return id_position == "before_args"  # after the arguments began, a missing id will not come any more
 
 
 def _tool_call(
-    node: AstNode, id_position: str, convert_args: Callable[[str], str] | None
+    node: AstNode, id_position: str, convert_args: Callable[[str], str] | None, *, live: bool = False
 ) -> tuple[ToolCall | None, list[tuple[int, str]]]:
-    """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text)."""
+    """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text).
+    ``live``: the node belongs to the unsettled tail of a partial parse."""
     reading = _read_call(node)
     notes: list[tuple[int, str]] = []
-    if not _announced(reading, node, id_position):
+    if not _announced(reading, node, id_position, live):
         return None, notes
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
@@ -316,7 +344,7 @@ def _arguments(reading: _CallReading, complete: bool, convert_args: Callable[[st
 def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str], str] | None) -> LiveCall | None:
     """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span."""
     reading = _read_call(node)
-    if not _announced(reading, node, id_position):
+    if not _announced(reading, node, id_position, True):
         return None
     raw = reading.raw_args
     if raw is not None and convert_args is None and raw.is_partial and not starts_string(raw):

@@ -32,6 +32,7 @@ from .mapper import (
     WHITESPACE,
     LiveCall,
     MessageBuilder,
+    final_count,
     map_raw,
     partial_json_span,
     starts_string,
@@ -249,7 +250,8 @@ class StreamParser:
         nodes = result.nodes
         builder = self._builder
         folded = self._folded
-        while folded < len(nodes) and (not partial or nodes[folded].settled):
+        final = final_count(result, folded) if partial else len(nodes)
+        while folded < final:
             builder.add(nodes[folded])
             folded += 1
         self._folded = folded

@@ -101,7 +101,7 @@ class AstNode:
 class ParseResult:
     """The outcome of parsing: status, consumed span, AST, and failure details."""
 
-    __slots__ = ("_source", "end", "expected", "fail_pos", "frontier", "nodes", "start", "status")
+    __slots__ = ("_source", "end", "expected", "fail_pos", "frontier", "nodes", "settled_nodes", "start", "status")
 
     def __init__(
         self,
@@ -123,6 +123,10 @@ class ParseResult:
         # For NEED_MORE results: the primitive that first ran into the end, as (matcher, start, end), when it answered
         # NEED_MORE itself (see ParseSession.advance); None otherwise.
         self.frontier: tuple[object, int, int] | None = None
+        # How many leading top-level nodes belong to items of the root's item loop that no longer input can change
+        # (all of them for a complete parse). A node after them may be settled itself and still vanish, when the
+        # item around it fails later.
+        self.settled_nodes = 0
 
     @property
     def text(self) -> str:

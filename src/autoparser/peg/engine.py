@@ -887,8 +887,8 @@ class CompiledParser:
         if not 0 <= start <= len(text):
             raise ValueError(f"start={start} is outside the input (length {len(text)})")
         st = _State(TextBuffer(text), partial, [])
-        status, end, _ = self._run(st, start, None)
-        return self._result(st, status, start, end)
+        status, end, checkpoint = self._run(st, start, None)
+        return self._result(st, status, start, end, checkpoint)
 
     def session(self) -> ParseSession:
         """A :class:`ParseSession` for one input that will only grow (a stream)."""
@@ -906,11 +906,17 @@ class CompiledParser:
             return FAIL, start, None
 
     @staticmethod
-    def _result(st: _State, status: int, start: int, end: int) -> ParseResult:
+    def _result(st: _State, status: int, start: int, end: int, checkpoint: _Checkpoint | None) -> ParseResult:
         nodes = st.nodes if status != FAIL else []
         result = ParseResult(_STATUS[status], start, end, nodes, st.source, st.fail_pos, frozenset(st.expected))
         if status == MORE:
             result.frontier = st.frontier
+        if status == FAIL:
+            result.settled_nodes = 0
+        elif not st.partial:
+            result.settled_nodes = len(nodes)
+        elif checkpoint is not None:
+            result.settled_nodes = checkpoint.node_count
         return result
 
 
@@ -980,7 +986,7 @@ class ParseSession:
                 # after it, which a later parse re-reads cheaply: drop them rather than let them grow.
                 self._repeats.clear()
                 self._json.clear()
-        return CompiledParser._result(st, status, 0, end)
+        return CompiledParser._result(st, status, 0, end, checkpoint)
 
     def advance(self, source: TextBuffer) -> int | None:
         """The input grew: if the last parse's frontier primitive still needs more input, its new end, else None.
