@@ -144,6 +144,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), p.end()) if per_end else p.eps()
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
+        # Outside a section every call is an item of its own, so a stream resumes after the last settled call
+        # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
+        lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif fmt.mode is ToolFormatMode.JSON_NATIVE:
         calls = json_calls(fmt, request.tools)
     else:
@@ -153,10 +156,10 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
         section = p.recover(flex(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
-            return p.choice(section, calls), [sec_start, per_start]
+            return p.choice(section, lone), [sec_start, per_start]
         return section, [sec_start]
     if per_start:
-        return calls, [per_start]
+        return lone, [per_start]
     # No markers at all (Llama 3.x): a call is a bare JSON object.
     start = "[" if fmt.tools_array_wrapped else "{"
     return calls, [start]

@@ -111,6 +111,12 @@ class _TextField:
         self.started = False
         self.emitted = _Text()
 
+    def update(self, live: list[str]) -> str:
+        """Take what the pieces gained; return the text to emit now."""
+        if self._index == len(self.pieces) and not live:
+            return ""
+        return self.push(self.take(live))
+
     def take(self, live: list[str]) -> str:
         """The raw text not seen yet: the rest of the settled pieces, then the live (unsettled) pieces."""
         seen, base, pieces = self.seen, self._base, self.pieces
@@ -255,23 +261,30 @@ class StreamParser:
             builder.add(nodes[folded])
             folded += 1
         self._folded = folded
-        live = builder.fork()
-        live_calls: list[LiveCall] = []
         self._open_call = False
-        for node in nodes[folded:]:
-            call = live.add_live(node)
-            if call is not None:
-                live_calls.append(call)
-                self._open_call = node.is_partial
-        content = self._content.push(self._content.take(live.content))
-        reasoning = self._reasoning.push(self._reasoning.take(live.reasoning))
-        call_deltas = self._call_deltas(builder.calls, live_calls)
-        warnings = builder.warnings[self._warned :]
-        self._warned = len(builder.warnings)
+        if folded < len(nodes):
+            live = builder.fork()
+            live_calls: list[LiveCall] = []
+            for node in nodes[folded:]:
+                call = live.add_live(node)
+                if call is not None:
+                    live_calls.append(call)
+                    self._open_call = node.is_partial
+            live_content, live_reasoning = live.content, live.reasoning
+        else:
+            live_calls, live_content, live_reasoning = [], [], []
+        content = self._content.update(live_content)
+        reasoning = self._reasoning.update(live_reasoning)
+        call_deltas = self._call_deltas(builder.calls, live_calls) if builder.calls or live_calls else []
+        warnings: list[ParseWarning] = []
+        if self._warned < len(builder.warnings):
+            warnings = builder.warnings[self._warned :]
+            self._warned = len(builder.warnings)
         if not partial:
             has_calls = bool(builder.calls)
             warnings += _request_warning_list(self._generated, has_calls, len(self._buffer) - self._builder.offset)
-        self._warnings.extend(warnings)
+        if warnings:
+            self._warnings.extend(warnings)
         self._leaf = self._open_leaf(result) if partial else None
         if not (content or reasoning or call_deltas or warnings):
             return []
