@@ -71,8 +71,16 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
     if use_tools:
+        # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
+        # read as a call, but reported, like any marker that does not start a valid call.
+        name_prefix = core(analysis.tools.function.name_prefix)
+        wrappers = (core(fmt.per_call_start), core(fmt.section_start))
+        unparsed = list(triggers)
+        if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
+            unparsed.append(name_prefix)
+            stops.append(name_prefix)
         items.append(
-            p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(triggers), key=len, reverse=True))))
+            p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))))
         )
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
     text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
@@ -141,7 +149,8 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     if per_start:
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
         # marker commits it (a call without arguments has no earlier commit point).
-        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), p.end()) if per_end else p.eps()
+        cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         # Outside a section every call is an item of its own, so a stream resumes after the last settled call

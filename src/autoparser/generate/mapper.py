@@ -122,7 +122,17 @@ class MessageBuilder:
     trailing whitespace is thereby held back until text follows it.
     """
 
-    __slots__ = ("after_call", "calls", "content", "convert_args", "id_position", "offset", "reasoning", "warnings")
+    __slots__ = (
+        "after_call",
+        "calls",
+        "content",
+        "convert_args",
+        "held",
+        "id_position",
+        "offset",
+        "reasoning",
+        "warnings",
+    )
 
     def __init__(
         self, offset: int, id_position: str = "none", convert_args: Callable[[str], str] | None = None
@@ -135,6 +145,7 @@ class MessageBuilder:
         self.calls: list[ToolCall] = []
         self.warnings: list[ParseWarning] = []
         self.after_call = False
+        self.held = False  # the unsettled tail reached a node shown only once final: what follows waits too
 
     def fork(self) -> MessageBuilder:
         """An empty builder continuing from this one's state (for the unsettled tail)."""
@@ -160,6 +171,8 @@ class MessageBuilder:
             self._warn(node, f"{text!r} did not start a valid tool call")
         elif tag == tags.DROPPED:
             self._warn(node, f"left out of the message (nothing the client can use): {node.text!r}")
+        elif tag == tags.STRAY:
+            self._warn(node, f"unrecognised markup {node.text!r} ignored")
         elif tag == tags.TOOL:
             call, notes = _tool_call(node, self.id_position, self.convert_args)
             for where, note in notes:
@@ -173,7 +186,12 @@ class MessageBuilder:
                     self._warn(node, "a tool call without a known name")
 
     def add_live(self, node: AstNode) -> LiveCall | None:
-        """Fold a node of the unsettled tail; a call comes back as a :class:`LiveCall` instead of being kept."""
+        """Fold a node of the unsettled tail; a call comes back as a :class:`LiveCall` instead of being kept.
+
+        A complete call node that is not announced yet (no commit) may still grow, or vanish, or become content:
+        until it is final, nothing after it is shown either (the next call's index, the order of content)."""
+        if self.held:
+            return None
         if node.tag != tags.TOOL:
             self.add(node)
             return None
@@ -182,7 +200,8 @@ class MessageBuilder:
         else:
             final, _ = _tool_call(node, self.id_position, self.convert_args, live=True)
             if final is None:
-                return None  # not (yet) a call: its text becomes content once final (it may still grow, or vanish)
+                self.held = True  # not (yet) a call: its text becomes content once final (it may grow, or vanish)
+                return None
             call = LiveCall(final.name, final.id, final.arguments)
         if call is not None:
             self.after_call = True
@@ -229,7 +248,9 @@ class _CallReading:
     raw_args: AstNode | None = None
     tagged: list[AstNode] = field(default_factory=list)
     unknown: list[AstNode] = field(default_factory=list)
+    stray: list[AstNode] = field(default_factory=list)
     committed: bool = False
+    cut: bool = False  # closed by the end of the output instead of its end marker
 
 
 def _read_call(node: AstNode) -> _CallReading:
@@ -252,6 +273,10 @@ def _read_call(node: AstNode) -> _CallReading:
             reading.unknown.append(child)
         elif tag == tags.COMMIT:
             reading.committed = True
+        elif tag == tags.CUT:
+            reading.cut = True
+        elif tag == tags.STRAY:
+            reading.stray.append(child)
     return reading
 
 
@@ -261,10 +286,10 @@ def _announced(reading: _CallReading, node: AstNode, id_position: str, live: boo
     still grow or fail — and, while it is still arriving, once its id is known where one comes first."""
     if not reading.name:
         return False
-    if not live:
+    if not live and not node.broken:
         return True
     if not reading.committed:
-        return False
+        return False  # (a broken call that never committed was never shown: its text is content)
     if not node.is_partial or node.broken or id_position == "none" or reading.id_done:
         return True
     return id_position == "before_args"  # after the arguments began, a missing id will not come any more
@@ -289,17 +314,37 @@ def _tool_call(
         return ToolCall(reading.name, _arguments_from_members(strange), reading.call_id), notes
     for member in strange:
         notes.append((member.start, f"unknown member {_member_key(member)!r} of tool call {reading.name!r} ignored"))
+    for stray in reading.stray:
+        notes.append((stray.start, f"unrecognised markup {stray.text!r} in tool call {reading.name!r} ignored"))
     if node.broken:
         notes.append(
             (node.end, f"tool call {reading.name!r} is cut off or malformed here; its arguments are as far as they go")
         )
+    elif complete and reading.cut and reading.raw_args is None and not reading.tagged:
+        notes.append((node.end, f"the output ends inside tool call {reading.name!r}, before any argument"))
     try:
-        arguments = _arguments(reading, complete, convert_args)
+        arguments = _arguments(reading, complete, convert_args, node.broken)
     except (ValueError, RecursionError, MemoryError):  # a converter that cannot read what the grammar let through
         raw = reading.raw_args
         arguments = raw.text.strip(WHITESPACE) if raw is not None else ""
         notes.append((node.start, f"the arguments of tool call {reading.name!r} could not be read; kept as written"))
+    else:
+        if complete and not live and not _strict_json(arguments):
+            # e.g. a raw line break or NUL inside a string: lenient readers accept it, strict JSON clients do not
+            notes.append((node.start, f"the arguments of tool call {reading.name!r} are not strict JSON"))
     return ToolCall(reading.name, arguments, reading.call_id), notes
+
+
+def _strict_json(text: str) -> bool:
+    """Whether ``text`` is JSON as a strict client reads it (json.loads; the iterative scanner for deep nesting)."""
+    try:
+        json.loads(text)
+    except RecursionError:
+        return scan_json(text, 0, "value", "json", False) == (OK, len(text))
+    except ValueError:
+        return False
+    return True
+
 
 
 _DECODER = json.JSONDecoder()
@@ -328,16 +373,20 @@ def _arguments_from_members(members: list[AstNode]) -> str:
     return "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {value}" for key, value in parts) + "}"
 
 
-def _arguments(reading: _CallReading, complete: bool, convert_args: Callable[[str], str] | None) -> str:
+def _arguments(
+    reading: _CallReading, complete: bool, convert_args: Callable[[str], str] | None, broken: bool = False
+) -> str:
     raw = reading.raw_args
     if raw is not None and convert_args is not None:
-        if complete and not raw.is_partial:
-            return convert_args(raw.text)
+        if (complete or broken) and not raw.is_partial:
+            return convert_args(raw.text)  # (a call that broke after its arguments ended keeps them)
         return raw.text.strip(WHITESPACE) if raw.broken else ""  # shown only when complete (or as written, broken)
     if raw is not None:
         return _json_arguments(raw)
     if reading.tagged:
-        return _tagged_arguments(reading.tagged, complete)
+        return _tagged_arguments(reading.tagged, complete, broken)
+    if reading.cut:
+        return ""  # the output ended before any argument: not "no arguments" (see _CallReading.cut)
     return "{}" if complete else ""  # nothing read yet: JSON arguments may still start with anything
 
 
@@ -428,7 +477,9 @@ def _string_value(text: str, complete: bool) -> str:
     return text.rstrip(WHITESPACE)
 
 
-def _tagged_arguments(args: list[AstNode], complete: bool) -> str:
+def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False) -> str:
+    """JSON text for tagged arguments. ``broken``: the call broke off here for good, so a value shown only once
+    complete is shown as it was left (as a JSON string), rather than lost."""
     parts: list[str] = []
     for arg in args:
         name = value = None
@@ -449,6 +500,8 @@ def _tagged_arguments(args: list[AstNode], complete: bool) -> str:
             parts.append(key + (encoded if value_done else encoded[:-1]))
         elif value_done:
             parts.append(key + _json_value(_string_value(value.text, True)))
+        elif broken and value.text.strip(WHITESPACE):
+            parts.append(key + json.dumps(strip_leading_break(value.text), ensure_ascii=False))
         else:
             parts.append(key)
         if not value_done:

@@ -35,7 +35,10 @@ def _call_id(tools: ToolsAnalysis) -> p.Parser:
     cid = tools.call_id
     if cid.position is not CallIdPosition.BETWEEN_FUNC_AND_ARGS or not core(cid.prefix):
         return p.eps()
-    ident = flex(cid.prefix) + p.tag(tags.TOOL_ID, p.until(core(cid.suffix) or "{"))
+    # An id is a short token: it never runs across markup, braces or lines (a missing suffix must not let it
+    # swallow the arguments and the next call).
+    stops = sorted({core(cid.suffix) or "{", "{", "[", "<", "\n"}, key=len, reverse=True)
+    ident = flex(cid.prefix) + p.tag(tags.TOOL_ID, p.until_one_of(stops))
     return p.optional(ident) + (flex(cid.suffix) if core(cid.suffix) else p.space())
 
 
@@ -49,9 +52,15 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     if core(args.value_prefix):
         name_close = flex(args.name_suffix) if core(args.name_suffix) else p.space()
 
+    # A value ends at its end tag, or — when that tag is damaged or missing — at the call's own markup (the end of
+    # the call, the start of another), so one broken value cannot swallow the calls after it.
+    fmt, fn = tools.format, tools.function
+    markup = [core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)]
+    value_stops = sorted({value_end, *(m for m in markup if _is_markup(m) and m != value_end)}, key=len, reverse=True)
+
     def arg(name: p.Parser, is_string: bool) -> p.Parser:
         kind = tags.TOOL_ARG_STRING if is_string else tags.TOOL_ARG_VALUE
-        value = p.tag(kind, p.until(value_end))
+        value = p.tag(kind, p.until_one_of(value_stops))
         # Once an argument's name is complete the call is committed: a stream announces it, and a complete parse
         # keeps it even if the rest turns out malformed (see assemble.py).
         head = flex(args.name_prefix) + name + name_close + p.commit()
@@ -64,8 +73,16 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
             # atomic with its terminator: `city` is not reported while it may still become `city_code`
             name = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end))
             known.append(arg(name, accepts_string(schema)))
-    unknown = arg(p.tag(tags.TOOL_ARG_NAME, p.until(name_end)), False)
+    # An unknown name is read up to its end marker, but never across markup or lines: a damaged end marker must
+    # not let one "name" swallow the rest of the output.
+    stops = sorted({name_end, "<", "\n"}, key=len, reverse=True)
+    unknown = arg(p.tag(tags.TOOL_ARG_NAME, p.until_one_of(stops)) + p.peek(name_end), False)
     return p.choice(*known, unknown)
+
+
+def _is_markup(marker: str) -> bool:
+    """A marker distinctive enough to end a value early (``</function>``, ``<tool_call>``), not plain text."""
+    return len(marker) >= 3 and marker[0] in "<[" and marker[-1] in ">]=\""
 
 
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
@@ -80,5 +97,6 @@ def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
             body = body + flex(args.end)
     else:
         body = p.space() + p.zero_or_more(_argument(tools, tool) + p.space())
-    close = flex(fn.close) if core(fn.close) else p.space()
+    # The call's closing marker commits it (a call without arguments has no earlier commit point).
+    close = p.space() + p.literal(core(fn.close)) + p.commit() + p.space() if core(fn.close) else p.space()
     return head + body + close

@@ -124,7 +124,8 @@ def _call(
         opening = p.atomic(p.literal(invoke_prefix) + name + p.literal(name_end))
         alternatives.append(opening + _arguments(spec, param_prefix, param_end))
     # committed at its first parameter's name (see _arguments): kept as it stood if the rest breaks
-    return p.recover(p.tag(tags.TOOL, p.choice(*alternatives) + p.space() + p.literal(invoke_end)))
+    closing = p.space() + p.literal(invoke_end) + p.commit()  # a call without parameters commits here
+    return p.recover(p.tag(tags.TOOL, p.choice(*alternatives) + closing))
 
 
 def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:

@@ -53,6 +53,8 @@ END_MARKERS = (END, CALL, RETURN)
 FUNCTIONS = "functions."
 
 _WORD = "[a-zA-Z0-9_-]"  # channel names and content types
+_HARMONY_CHANNELS = ("analysis", "commentary", "final")
+_CONTENT_TYPES = ("json", "code", "text")
 _RECIPIENT = "[^ \t\r\n<]"  # a recipient runs up to whitespace or the next special token
 
 
@@ -62,7 +64,9 @@ def _recipient(target: p.Parser) -> p.Parser:
 
 def _content_type() -> p.Parser:
     """`` <|constrain|>json`` as models write it, or `` json`` as the template renders it."""
-    return p.optional(p.space() + p.optional(p.literal(CONSTRAIN)) + p.chars(_WORD))
+    known = p.choice(*(p.literal(t) for t in _CONTENT_TYPES)) + p.negate(p.chars(_WORD))
+    kind = p.choice(known, p.tag(tags.STRAY, p.chars(_WORD)))  # another word: read, but reported
+    return p.optional(p.space() + p.optional(p.literal(CONSTRAIN)) + kind)
 
 
 def _header(recipient: p.Parser | None, channel: p.Parser) -> p.Parser:
@@ -79,6 +83,12 @@ def _end_of_message() -> p.Parser:
     return p.choice(*END_MARKERS, p.peek(p.choice(START, CHANNEL)), p.end())
 
 
+def _channel() -> p.Parser:
+    """A channel name: one harmony defines, or any other word — read, but reported (STRAY) rather than lost."""
+    known = p.choice(*(p.literal(c) for c in _HARMONY_CHANNELS)) + p.negate(p.chars(_WORD))
+    return p.choice(known, p.tag(tags.STRAY, p.chars(_WORD)))
+
+
 def _tool_call(request: ParseRequest) -> p.Parser:
     """A call of a known tool; its message must be a JSON object. The header, up to the object's opening brace,
     is atomic so the name is reported once it cannot turn out to be a longer name or a message that is not a
@@ -87,7 +97,7 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     boundary = p.negate(p.chars(_RECIPIENT))
     names = sorted((t.name for t in request.tools), key=len, reverse=True)
     name = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
-    header = _header(_recipient(FUNCTIONS + name), p.chars(_WORD))
+    header = _header(_recipient(FUNCTIONS + name), _channel())
     args = p.tag(tags.TOOL_ARGS, p.json_object())
     opening = p.atomic(header + p.space() + p.peek("{")) + p.commit()  # kept as it stood if the rest breaks
     return p.recover(p.tag(tags.TOOL, opening + args + p.space() + _end_of_message()))
@@ -96,7 +106,7 @@ def _tool_call(request: ParseRequest) -> p.Parser:
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """The harmony parser: ``item* end`` where an item is a message, a separator, or plain text."""
     del analysis  # the format is fixed; nothing in the analysis changes it
-    channel = p.chars(_WORD)
+    channel = _channel()
     body_stops = [*END_MARKERS, START, CHANNEL]
     body = p.until_one_of(body_stops)
     end_marker = p.choice(*END_MARKERS)

@@ -1,0 +1,208 @@
+"""Checks of the parser's promises on one output, shared by the tests and ``bench/fuzz.py``.
+
+P1 never crash: ``parse()`` (non-strict), ``feed()`` and ``finish()`` never raise.
+P2 nothing lost: every sentinel or payload word still in the output survives in content, reasoning, a call's name
+or arguments, or a warning; a call does not come back with ``{}`` when the output gave it arguments; lost or
+broken calls, and call markers left in the content, carry a warning.
+P3 the stream ends equal to ``parse()``: for a chunking, the accumulated deltas equal the parse in content,
+reasoning, calls, model-written ids and warnings, and each call gets its name and id once, in its first delta.
+
+Each check returns a list of :class:`Failure` (empty when the promise holds), so callers can report them all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from autoparser import ChatMessage, ChatParams
+from autoparser.message import MessageDelta, apply_deltas
+
+__all__ = [
+    "Failure",
+    "char_chunks",
+    "check_parse",
+    "check_stream",
+    "kept_text",
+    "marker_cut_chunkings",
+    "random_chunks",
+]
+
+
+@dataclass(frozen=True)
+class Failure:
+    promise: str  # "P1", "P2" or "P3"
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.promise}: {self.detail}"
+
+
+def kept_text(message: ChatMessage) -> str:
+    """Everything a parse kept: content, reasoning, call names, arguments and model-written ids, warnings."""
+    parts = [message.content, message.reasoning_content]
+    parts += [c.name + "\x00" + c.arguments + "\x00" + c.id for c in message.tool_calls]
+    parts += [w.message for w in message.warnings]
+    return "\x00".join(parts)
+
+
+def _crash(where: str, error: BaseException) -> Failure:
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    at = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    return Failure("P1", f"{where} raised {type(error).__name__}{at}: {str(error)[:160]}")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except RecursionError:
+        return True  # nested deeper than the C decoder goes: not a verdict on the text
+    except ValueError:
+        return False
+    return True
+
+
+def check_parse(
+    params: ChatParams,
+    text: str,
+    *,
+    words: Iterable[str] = (),
+    empty_arg_calls: Sequence[str] = ("ping",),
+    expected_calls: int | None = None,
+    call_markers: Sequence[str] = (),
+) -> tuple[ChatMessage | None, list[Failure]]:
+    """P1 and P2 for ``parse(text)``.
+
+    ``words``: sentinels and payload words; each one still in ``text`` must be kept. ``empty_arg_calls``: the only
+    tools that may come back with ``{}``. ``expected_calls``: when the damage cannot legitimately remove a call,
+    fewer calls need a warning. ``call_markers``: call-opening markers; one left in the content needs a warning.
+    """
+    try:
+        message = params.parse(text)
+    except Exception as error:
+        return None, [_crash("parse()", error)]
+    failures: list[Failure] = []
+    kept = kept_text(message)
+    lost = sorted(w for w in set(words) if w in text and w not in kept)
+    if lost:
+        failures.append(Failure("P2", f"lost {lost}"))
+    for call in message.tool_calls:
+        if call.name not in empty_arg_calls and call.arguments.strip().replace(" ", "") == "{}":
+            failures.append(Failure("P2", f"silent {{}}: {call.name} came back with {call.arguments!r}"))
+    warned = bool(message.warnings)
+    if not warned:
+        broken = [c.name for c in message.tool_calls if not _is_json(c.arguments)]
+        if broken:
+            failures.append(Failure("P2", f"calls {broken} have invalid JSON arguments and no warning"))
+        if expected_calls is not None and len(message.tool_calls) < expected_calls:
+            failures.append(Failure("P2", f"{expected_calls - len(message.tool_calls)} call(s) lost without a warning"))
+        stray = [m for m in call_markers if m in message.content]
+        if stray:
+            failures.append(Failure("P2", f"call markers {stray} left in the content without a warning"))
+    return message, failures
+
+
+# --- chunkings ----------------------------------------------------------------------------------------------------
+
+
+def char_chunks(text: str) -> list[str]:
+    return list(text)
+
+
+def random_chunks(text: str, seed: int, largest: int = 12) -> list[str]:
+    rng = random.Random(seed)
+    pieces, at = [], 0
+    while at < len(text):
+        size = rng.randint(1, largest)
+        pieces.append(text[at : at + size])
+        at += size
+    return pieces
+
+
+def marker_cut_chunkings(text: str, markers: Sequence[str]) -> list[list[str]]:
+    """Chunkings that cut every marker occurrence of ``text``: after its first character, in its middle, and before
+    its last character (one chunking per cut offset)."""
+    spans = []
+    for marker in markers:
+        at = text.find(marker)
+        while at >= 0:
+            spans.append((at, len(marker)))
+            at = text.find(marker, at + 1)
+    chunkings = []
+    for pick in (lambda n: 1, lambda n: n // 2, lambda n: n - 1):
+        cuts = sorted({at + pick(n) for at, n in spans if n >= 2} | {0, len(text)})
+        pieces = [text[a:b] for a, b in itertools.pairwise(cuts) if b > a]
+        if len(pieces) > 1 and pieces not in chunkings:
+            chunkings.append(pieces)
+    return chunkings
+
+
+# --- P3 -------------------------------------------------------------------------------------------------------------
+
+
+def check_stream(params: ChatParams, pieces: Sequence[str], expected: ChatMessage | None = None) -> list[Failure]:
+    """P1 for ``feed``/``finish``, and P3: the stream of ``pieces`` ends equal to ``parse("".join(pieces))``."""
+    text = "".join(pieces)
+    if expected is None:
+        try:
+            expected = params.parse(text)
+        except Exception:
+            return []
+    stream = params.stream()
+    deltas: list[MessageDelta] = []
+    try:
+        for i, piece in enumerate(pieces):
+            try:
+                deltas += stream.feed(piece)
+            except Exception as error:
+                return [_crash(f"feed() of piece {i} ({piece!r:.40})", error)]
+        deltas += stream.finish()
+    except Exception as error:
+        return [_crash("finish()", error)]
+    failures = _delta_protocol(deltas)
+    got = apply_deltas(deltas)
+    failures += _compare(got, expected)
+    return failures
+
+
+def _delta_protocol(deltas: Sequence[MessageDelta]) -> list[Failure]:
+    """Each call index gets its id and name in its first delta and never again; indices arrive in order."""
+    failures: list[Failure] = []
+    seen: set[int] = set()
+    for delta in deltas:
+        for part in delta.tool_calls:
+            if part.index not in seen:
+                if part.index != len(seen):
+                    failures.append(Failure("P3", f"call index {part.index} arrived after {len(seen)} calls"))
+                if part.name is None or part.id is None:
+                    failures.append(Failure("P3", f"call {part.index}'s first delta lacks its name or id"))
+                seen.add(part.index)
+            elif part.name is not None or part.id is not None:
+                failures.append(Failure("P3", f"call {part.index} got a name/id again: {part.name!r} {part.id!r}"))
+    return failures
+
+
+def _compare(got: ChatMessage, want: ChatMessage) -> list[Failure]:
+    failures = []
+    if got.content != want.content:
+        failures.append(Failure("P3", f"content {got.content!r:.200} != parse {want.content!r:.200}"))
+    if got.reasoning_content != want.reasoning_content:
+        failures.append(
+            Failure("P3", f"reasoning {got.reasoning_content!r:.200} != parse {want.reasoning_content!r:.200}")
+        )
+    got_calls = [(c.name, c.arguments) for c in got.tool_calls]
+    want_calls = [(c.name, c.arguments) for c in want.tool_calls]
+    if got_calls != want_calls:
+        failures.append(Failure("P3", f"calls {got_calls!r:.300} != parse {want_calls!r:.300}"))
+    for index, (mine, theirs) in enumerate(zip(got.tool_calls, want.tool_calls, strict=False)):
+        if theirs.id and mine.id != theirs.id:
+            failures.append(Failure("P3", f"call {index} id {mine.id!r} != parse {theirs.id!r}"))
+    got_warnings = sorted((w.position, w.message) for w in got.warnings)
+    want_warnings = sorted((w.position, w.message) for w in want.warnings)
+    if got_warnings != want_warnings:
+        failures.append(Failure("P3", f"warnings {got_warnings!r:.300} != parse {want_warnings!r:.300}"))
+    return failures
