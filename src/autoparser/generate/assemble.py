@@ -75,13 +75,13 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # read as a call, but reported, like any marker that does not start a valid call.
         name_prefix = core(analysis.tools.function.name_prefix)
         wrappers = (core(fmt.per_call_start), core(fmt.section_start))
-        unparsed = list(triggers)
+        unparsed = [t for t in triggers if t not in ("{", "[")]  # bare brackets: see below
         if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
             unparsed.append(name_prefix)
             stops.append(name_prefix)
-        items.append(
-            p.tag(tags.UNPARSED, p.choice(*(p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))))
-        )
+        if unparsed:
+            choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
+            items.append(p.tag(tags.UNPARSED, p.choice(*choices)))
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
     text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
     items.append(p.negate(p.end()) + text)
@@ -92,7 +92,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
             looks_like_call = p.peek(p.space() + p.optional(p.literal("{") + p.space()) + name_key)
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + looks_like_call))
-            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare)))
+            # Any other bracket is text, together with the text after it (one item, not two per bracket).
+            rest = p.until_one_of(stops) if stops else p.rest()
+            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + rest))
     body = p.zero_or_more(p.choice(*items))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):

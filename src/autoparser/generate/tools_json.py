@@ -58,11 +58,13 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
     other = p.tag(tags.TOOL_UNKNOWN, p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json())
     inner = p.choice(*known, other)
     nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
+    # A call is a JSON object: where this parse already found the object malformed, skip reading its members.
+    guard = p.json_not_known_invalid("object")
     if nested_key:
         # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}
         outer = p.choice(member_key(nested_key) + _members(inner), *known, other)
-        return _members(outer)
-    return _members(inner)
+        return guard + _members(outer)
+    return guard + _members(inner)
 
 
 def json_calls(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:

@@ -27,6 +27,7 @@ from .nodes import (
     Gbnf,
     Json,
     JsonFlavor,
+    JsonNotKnownInvalid,
     Literal,
     Negate,
     Parser,
@@ -57,6 +58,7 @@ __all__ = [
     "json_array",
     "json_bool",
     "json_member",
+    "json_not_known_invalid",
     "json_null",
     "json_number",
     "json_object",
@@ -263,6 +265,12 @@ def json_array(flavor: str = "json") -> Parser:
 def json_string(flavor: str = "json") -> Parser:
     """A quoted JSON string."""
     return Json("string", _flavor(flavor))
+
+
+def json_not_known_invalid(kind: str = "object", flavor: str = "json") -> Parser:
+    """Fail only where the parse already knows the JSON ``kind`` at this position is malformed (see
+    :class:`~.nodes.JsonNotKnownInvalid`); consumes nothing."""
+    return JsonNotKnownInvalid(kind, _flavor(flavor))  # type: ignore[arg-type]
 
 
 def json_number() -> Parser:

@@ -48,6 +48,7 @@ from typing import Final
 from ..errors import GrammarError
 from . import json_scan
 from .ast import AstNode, ParseResult, Status, TextBuffer
+from .first import first_set
 from .graph import collect_rules, describe
 from .nodes import (
     COMMIT_TAG,
@@ -60,6 +61,7 @@ from .nodes import (
     Eps,
     Gbnf,
     Json,
+    JsonNotKnownInvalid,
     Literal,
     Negate,
     Parser,
@@ -393,25 +395,47 @@ def _sequence(c: _Compiler, node: Sequence) -> Matcher:
     return match
 
 
+def _dispatch(node: Choice) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """For each character some alternative must start with: the alternatives worth trying there (in order); and
+    those to try at any other character (the ones that can match empty or start with anything)."""
+    firsts = [first_set(item) for item in node.items]
+    anywhere = tuple(i for i, (chars, nullable) in enumerate(firsts) if chars is None or nullable)
+    table: dict[str, tuple[int, ...]] = {}
+    for ch in set().union(*(chars for chars, _ in firsts if chars is not None)):
+        table[ch] = tuple(i for i, (chars, nullable) in enumerate(firsts) if chars is None or nullable or ch in chars)
+    return table, anywhere
+
+
 def _choice(c: _Compiler, node: Choice) -> Matcher:
     items = tuple(c.compile(child) for child in node.items)
     uid = c.uid()
+    table, anywhere = _dispatch(node)
+    every = tuple(range(len(items)))
+    dispatch = len(anywhere) < len(items)  # some alternative can be ruled out by the next character alone
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         nodes = st.nodes
         mark = len(nodes)
+        order = (table.get(st.text[pos], anywhere) if pos < st.n else every) if dispatch else every
         memo = st.progress
         if memo is None:
-            for item in items:
-                status, end = item(st, pos)
+            for index in order:
+                status, end = items[index](st, pos)
                 if status != FAIL:
                     return status, end
                 del nodes[mark:]
+            if order is not every:  # all failed: let the skipped ones record what they expected (error messages)
+                for index in every:
+                    if index not in order:
+                        items[index](st, pos)
+                        del nodes[mark:]
             return FAIL, pos
         # In a session: skip the alternatives a shorter input already ruled out.
         failed = memo.get((uid, pos))
         first = failed.count if failed is not None else 0
-        for index in range(first, len(items)):
+        for index in order:
+            if index < first:
+                continue
             status, end = items[index](st, pos)
             if status != FAIL:
                 return status, end
@@ -630,6 +654,22 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     return match
 
 
+def _json_not_known_invalid(c: _Compiler, node: JsonNotKnownInvalid) -> Matcher:
+    keys = ((node.kind, node.flavor), ("value", node.flavor))
+    what = describe(node)
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        results = st.json.results
+        for kind, flavor in keys:
+            known = results.get((pos, kind, flavor))
+            if known is not None and known[0] == FAIL:
+                st.failed(pos, what)
+                return FAIL, pos
+        return OK, pos
+
+    return match
+
+
 def _string_content(c: _Compiler, node: StringContent) -> Matcher:
     quote, flavor = node.quote, node.flavor
     if quote not in ('"', "'") or flavor not in ("json", "python"):
@@ -786,6 +826,7 @@ _BUILDERS: dict[type, Callable[[_Compiler, Parser], Matcher]] = {  # type: ignor
     Negate: _negate,
     Until: _until,
     Json: _json,
+    JsonNotKnownInvalid: _json_not_known_invalid,
     StringContent: _string_content,
     Rule: _rule,
     Ref: _ref,

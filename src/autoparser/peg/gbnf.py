@@ -36,6 +36,7 @@ from .nodes import (
     Eps,
     Gbnf,
     Json,
+    JsonNotKnownInvalid,
     Literal,
     Negate,
     Parser,
@@ -210,7 +211,7 @@ class GrammarWriter:
     def expr(self, node: Parser) -> Expr:
         """GBNF expression for ``node``."""
         match node:
-            case Eps() | Start() | End() | Peek() | Negate() | Commit():
+            case Eps() | Start() | End() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
                 return _EMPTY
             case Literal(text=text):
                 return Expr(literal(text), ATOM) if text else _EMPTY

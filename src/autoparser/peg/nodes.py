@@ -35,6 +35,7 @@ __all__ = [
     "Json",
     "JsonFlavor",
     "JsonKind",
+    "JsonNotKnownInvalid",
     "Literal",
     "Negate",
     "Parser",
@@ -358,6 +359,16 @@ class Json(Parser):
     """A JSON (or Python-literal) value of the given kind, scanned by a dedicated fast scanner."""
 
     kind: JsonKind = "value"
+    flavor: JsonFlavor = "json"
+
+
+@_node
+class JsonNotKnownInvalid(Parser):
+    """Consumes nothing; fails only when this parse already knows the JSON value of ``kind`` here is malformed (a
+    scan from an enclosing position recorded it). A cheap guard: a call attempted at every ``{`` of a long broken
+    object fails at once instead of re-reading the object's members."""
+
+    kind: JsonKind = "object"
     flavor: JsonFlavor = "json"
 
 
