@@ -385,6 +385,8 @@ def _arguments(
         return _json_arguments(raw)
     if reading.tagged:
         return _tagged_arguments(reading.tagged, complete, broken)
+    if broken and reading.unknown:  # broke off in members the format does not define: keep them as written
+        return "{" + ", ".join(m.text.strip(WHITESPACE) for m in reading.unknown)
     if reading.cut:
         return ""  # the output ended before any argument: not "no arguments" (see _CallReading.cut)
     return "{}" if complete else ""  # nothing read yet: JSON arguments may still start with anything
@@ -488,7 +490,11 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
                 name = child
             elif child.tag in (tags.TOOL_ARG_STRING, tags.TOOL_ARG_VALUE):
                 value = child
-        if name is None or name.is_partial:
+        if name is None:
+            break
+        if name.is_partial:
+            if broken and name.text:  # the output broke off inside the name: keep what was read
+                parts.append(json.dumps(name.text.strip(), ensure_ascii=False) + ": ")
             break
         key = json.dumps(name.text.strip(), ensure_ascii=False) + ": "
         if value is None:
