@@ -347,7 +347,7 @@ def _strict_json(text: str) -> bool:
 
 
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)  # keys as the scanner accepts them (raw control characters too)
 
 
 def _member_parts(member: AstNode) -> tuple[str, str]:

@@ -145,7 +145,7 @@ class _State:
         self.partial = partial
         self.nodes = nodes
         self.fail_pos = -1
-        self.expected: set[str] = set()
+        self.expected: list[str] = []  # what was expected at fail_pos (a list: cheaper than a set per failure)
         self.touched = False  # whether anything so far depended on where the input ends
         # The primitive that touched the end first, when it answered NEED_MORE: (matcher, position, end). That answer
         # propagated straight up, so while the primitive keeps answering NEED_MORE on a longer input, the parse
@@ -161,9 +161,9 @@ class _State:
         """Record a failure; only the furthest position's expectations are kept."""
         if pos > self.fail_pos:
             self.fail_pos = pos
-            self.expected = {what}
+            self.expected = [what]
         elif pos == self.fail_pos:
-            self.expected.add(what)
+            self.expected.append(what)
 
 
 Matcher = Callable[[_State, int], tuple[int, int]]
@@ -527,7 +527,7 @@ def _negate(c: _Compiler, node: Negate) -> Matcher:
         nodes = st.nodes
         mark = len(nodes)
         saved = st.fail_pos, st.expected
-        st.fail_pos, st.expected = -1, set()
+        st.fail_pos, st.expected = -1, []
         status, _ = child(st, pos)
         del nodes[mark:]
         st.fail_pos, st.expected = saved
@@ -738,7 +738,7 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
     def match(st: _State, pos: int) -> tuple[int, int]:
         commits = st.commits
         saved = st.fail_pos, st.expected
-        st.fail_pos, st.expected = -1, set()
+        st.fail_pos, st.expected = -1, []
         nodes = st.nodes
         mark = len(nodes)
         status, end = child(st, pos)
@@ -746,7 +746,7 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
         if saved[0] > st.fail_pos:
             st.fail_pos, st.expected = saved
         elif saved[0] == st.fail_pos:
-            st.expected |= saved[1]
+            st.expected = saved[1] + st.expected
         if status != FAIL or st.commits == commits:
             return status, end
         del nodes[mark:]
@@ -943,7 +943,7 @@ class CompiledParser:
             status, end = self._match(st, start)
             return status, end, None
         except RecursionError:  # a recursive grammar on absurdly nested input: report, don't crash
-            st.fail_pos, st.expected = start, {"input nested less deeply"}
+            st.fail_pos, st.expected = start, ["input nested less deeply"]
             return FAIL, start, None
 
     @staticmethod
