@@ -359,6 +359,7 @@ def _chars(c: _Compiler, node: Chars) -> Matcher:
 
 def _sequence(c: _Compiler, node: Sequence) -> Matcher:
     items = tuple(c.compile(child) for child in node.items)
+    count = len(items)
     uid = c.uid()
 
     def match(st: _State, pos: int) -> tuple[int, int]:
@@ -378,7 +379,12 @@ def _sequence(c: _Compiler, node: Sequence) -> Matcher:
             nodes.extend(settled.nodes)
             st.commits += settled.commits
             first, pos = settled.count, settled.pos
-        for index in range(first, len(items)):
+        for index in range(first, count):
+            if st.touched:  # nothing more settles in this parse: plain evaluation
+                status, pos = items[index](st, pos)
+                if status != OK:
+                    return (FAIL, start) if status == FAIL else (status, pos)
+                continue
             mark, commits = len(nodes), st.commits
             status, pos = items[index](st, pos)
             if status != OK:
