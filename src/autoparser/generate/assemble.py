@@ -83,7 +83,13 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
             items.append(p.tag(tags.UNPARSED, p.choice(*choices)))
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
-    text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
+    if stops in (["{"], ["["]) and use_tools:
+        # Bare JSON calls: every bracket may start one, except where the parse already found the value malformed
+        # (a long broken object stays one stretch of text).
+        text_run = p.until_viable_json(stops[0])
+    else:
+        text_run = p.until_one_of(stops) if stops else p.rest()
+    text = p.tag(tags.CONTENT, text_run)
     items.append(p.negate(p.end()) + text)
     for bare in ("{", "["):
         if use_tools and bare in triggers:
@@ -93,8 +99,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             looks_like_call = p.peek(p.space() + p.optional(p.literal("{") + p.space()) + name_key)
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + looks_like_call))
             # Any other bracket is text, together with the text after it (one item, not two per bracket).
-            rest = p.until_one_of(stops) if stops else p.rest()
-            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + rest))
+            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
     body = p.zero_or_more(p.choice(*items))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):

@@ -46,6 +46,7 @@ from .builders import (
     trigger_rule,
     until,
     until_one_of,
+    until_viable_json,
     with_gbnf,
     zero_or_more,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "trigger_rule",
     "until",
     "until_one_of",
+    "until_viable_json",
     "with_gbnf",
     "zero_or_more",
 ]

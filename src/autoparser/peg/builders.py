@@ -43,6 +43,7 @@ from .nodes import (
     StringContent,
     Tag,
     Until,
+    UntilViableJson,
     coerce,
 )
 
@@ -83,6 +84,7 @@ __all__ = [
     "trigger_rule",
     "until",
     "until_one_of",
+    "until_viable_json",
     "with_gbnf",
     "zero_or_more",
 ]
@@ -271,6 +273,15 @@ def json_not_known_invalid(kind: str = "object", flavor: str = "json") -> Parser
     """Fail only where the parse already knows the JSON ``kind`` at this position is malformed (see
     :class:`~.nodes.JsonNotKnownInvalid`); consumes nothing."""
     return JsonNotKnownInvalid(kind, _flavor(flavor))  # type: ignore[arg-type]
+
+
+def until_viable_json(opener: str = "{", flavor: str = "json") -> Parser:
+    """Text up to the next ``opener`` that may start a JSON object (``{``) or array (``[``), skipping openers known
+    to start a malformed one (see :class:`~.nodes.UntilViableJson`)."""
+    kinds = {"{": "object", "[": "array"}
+    if opener not in kinds:
+        raise GrammarError(f"until_viable_json(): opener must be '{{' or '[', got {opener!r}")
+    return UntilViableJson(opener, kinds[opener], _flavor(flavor))  # type: ignore[arg-type]
 
 
 def json_number() -> Parser:

@@ -77,6 +77,7 @@ from .nodes import (
     StringContent,
     Tag,
     Until,
+    UntilViableJson,
 )
 
 __all__ = ["CompiledParser", "ParseSession"]
@@ -676,6 +677,27 @@ def _json_not_known_invalid(c: _Compiler, node: JsonNotKnownInvalid) -> Matcher:
     return match
 
 
+def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
+    opener, keys = node.opener, ((node.kind, node.flavor), ("value", node.flavor))
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        text, results = st.text, st.json.results
+        hit = text.find(opener, pos)
+        while hit >= 0:
+            known = results.get((hit, keys[0][0], keys[0][1])) or results.get((hit, keys[1][0], keys[1][1]))
+            if known is None or known[0] != FAIL:
+                return OK, hit
+            hit = text.find(opener, hit + 1)  # a known-malformed value: its opener is text
+        if st.partial:
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, st.n)
+            return MORE, st.n
+        st.touched = True
+        return OK, st.n
+
+    return match
+
+
 def _string_content(c: _Compiler, node: StringContent) -> Matcher:
     quote, flavor = node.quote, node.flavor
     if quote not in ('"', "'") or flavor not in ("json", "python"):
@@ -833,6 +855,7 @@ _BUILDERS: dict[type, Callable[[_Compiler, Parser], Matcher]] = {  # type: ignor
     Until: _until,
     Json: _json,
     JsonNotKnownInvalid: _json_not_known_invalid,
+    UntilViableJson: _until_viable_json,
     StringContent: _string_content,
     Rule: _rule,
     Ref: _ref,

@@ -34,6 +34,7 @@ from .nodes import (
     StringContent,
     Tag,
     Until,
+    UntilViableJson,
 )
 
 __all__ = ["First", "first_set"]
@@ -77,7 +78,7 @@ def first_set(node: Parser) -> First:
             return _SPACE, True
         case Chars(char_class=cls, min=lo):
             return _class_members(cls.ranges, cls.negated), lo == 0
-        case Until() | StringContent() | Ref():
+        case Until() | UntilViableJson() | StringContent() | Ref():
             return None, True
         case Json(kind=kind, flavor=flavor):
             return _JSON_FIRST.get((kind, flavor)), False

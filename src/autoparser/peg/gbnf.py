@@ -52,6 +52,7 @@ from .nodes import (
     StringContent,
     Tag,
     Until,
+    UntilViableJson,
 )
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ class GrammarWriter:
                     return _EMPTY
                 suffix = quantifier(lo, hi)
                 return Expr(inner.wrapped(ATOM) + suffix, POSTFIX) if suffix else inner
-            case Until(delimiters=()):
+            case Until(delimiters=()) | UntilViableJson():
                 any_rule = self._shared(ANY_CHAR_RULE, ANY_CHAR_BODY)
                 return Expr(f"{any_rule.text}*", POSTFIX)
             case Until(delimiters=delimiters):

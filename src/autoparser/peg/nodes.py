@@ -51,6 +51,7 @@ __all__ = [
     "StringContent",
     "Tag",
     "Until",
+    "UntilViableJson",
     "coerce",
 ]
 
@@ -368,6 +369,17 @@ class JsonNotKnownInvalid(Parser):
     scan from an enclosing position recorded it). A cheap guard: a call attempted at every ``{`` of a long broken
     object fails at once instead of re-reading the object's members."""
 
+    kind: JsonKind = "object"
+    flavor: JsonFlavor = "json"
+
+
+@_node
+class UntilViableJson(Parser):
+    """Text up to the next ``opener`` (``{`` or ``[``) where a JSON value of ``kind`` may start: openers at which the
+    parse already found the value malformed are part of the text. Where every ``{`` may start a JSON tool call,
+    this keeps a long malformed object one stretch of text instead of one item per brace."""
+
+    opener: str = "{"
     kind: JsonKind = "object"
     flavor: JsonFlavor = "json"
 

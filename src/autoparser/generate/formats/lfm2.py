@@ -38,6 +38,7 @@ CALL_END = "<|tool_call_end|>"
 # The templates show no reasoning markers; the models use these.
 _THINK = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>")
 _IDENTIFIER = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
+_CALL_OPENERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\r\n"  # what may follow a call's `[`
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -52,8 +53,11 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
             triggers = tuple(f"[{tool.name}(" for tool in request.tools)
             # A bracket and identifier followed by "(" looks like a call even when it is not a valid one.
             looks_like_call = p.literal("[") + p.space() + _IDENTIFIER + "("
-            items += [calls, p.tag(tags.UNPARSED, looks_like_call), p.tag(tags.CONTENT, p.literal("["))]
-            text = p.tag(tags.CONTENT, p.until("["))
+            # Text runs up to a bracket that may open a call (followed by a name or whitespace); any other
+            # bracket is text with what follows it, so `[[[[` is one item, not one per bracket.
+            stops = ["[" + ch for ch in _CALL_OPENERS]
+            items += [calls, p.tag(tags.UNPARSED, looks_like_call), p.tag(tags.CONTENT, "[" + p.until_one_of(stops))]
+            text = p.tag(tags.CONTENT, p.until_one_of(stops))
         else:
             triggers = (CALL_START,)
             # A missing end marker (output cut off, or the model went on) does not undo complete calls.
