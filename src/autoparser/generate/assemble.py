@@ -79,9 +79,6 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
             unparsed.append(name_prefix)
             stops.append(name_prefix)
-        if unparsed:
-            choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
-            items.append(p.tag(tags.UNPARSED, p.choice(*choices)))
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
     if stops in (["{"], ["["]) and use_tools:
         # Bare JSON calls: every bracket may start one, except where the parse already found the value malformed
@@ -90,6 +87,10 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     else:
         text_run = p.until_one_of(stops) if stops else p.rest()
     text = p.tag(tags.CONTENT, text_run)
+    if use_tools and unparsed:
+        # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
+        choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
+        items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
     items.append(p.negate(p.end()) + text)
     for bare in ("{", "["):
         if use_tools and bare in triggers:

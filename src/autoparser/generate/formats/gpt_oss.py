@@ -143,7 +143,8 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         # A call header cut off (or broken) before <|message|>: still worth a warning.
         p.tag(tags.UNPARSED, p.choice(to_function + p.optional(CHANNEL + channel), CHANNEL + channel + to_function)),
         end_marker,  # a stray end marker is markup, not text
-        p.tag(tags.CONTENT, p.choice(START, CHANNEL)),  # a marker that starts no message
+        # A marker that starts no message is text, with the text after it (one item: not re-tried at every word).
+        p.tag(tags.CONTENT, p.choice(START, CHANNEL) + p.until_one_of(body_stops)),
         p.negate(p.end()) + p.tag(tags.CONTENT, p.until_one_of(body_stops)),
     ]
     parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
