@@ -14,12 +14,14 @@ from .api import ChatTemplate
 from .message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta
 from .params import ChatParams
 from .template.chat_template import bundled_templates
+from .template.limits import RenderLimits
 
 __all__ = [
     "ChatMessage",
     "ChatParams",
     "ChatTemplate",
     "MessageDelta",
+    "RenderLimits",
     "TemplateAnalysis",
     "ToolCall",
     "ToolCallDelta",

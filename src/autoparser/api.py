@@ -11,7 +11,7 @@ from typing import Any
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
-from .errors import TemplateError
+from .errors import RenderLimitError, TemplateError
 from .generate.assemble import build_parser
 from .generate.grammar import build_grammar
 from .generate.request import ParseRequest, normalize_tools
@@ -69,6 +69,8 @@ class ChatTemplate(JinjaChatTemplate):
                 return self.render(
                     prepared, tool_list, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
                 )
+            except RenderLimitError:
+                raise  # a render past its limits: retrying without tools would only cost another timeout
             except TemplateError:
                 if tool_list is not None:
                     raise

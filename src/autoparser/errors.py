@@ -7,6 +7,8 @@ Every exception the library raises on purpose derives from :class:`AutoparserErr
      │    └── SchemaError            a JSON schema cannot be turned into a grammar (names the schema path)
      │         └── PatternError      a schema ``pattern`` uses regex syntax GBNF cannot express
      ├── TemplateError               a chat template failed to compile or render (names template and line)
+     │    ├── RenderLimitError       a render ran past its time or size limit (RenderLimits)
+     │    └── TemplateDecodeError    a template file is not UTF-8 (also a UnicodeDecodeError)
      └── ParseError                  input does not match a parser (only from strict parsing)
 
 Misconfiguration errors also subclass :class:`ValueError` so generic handlers catch them.
@@ -14,7 +16,16 @@ Misconfiguration errors also subclass :class:`ValueError` so generic handlers ca
 
 from __future__ import annotations
 
-__all__ = ["AutoparserError", "GrammarError", "ParseError", "PatternError", "SchemaError", "TemplateError"]
+__all__ = [
+    "AutoparserError",
+    "GrammarError",
+    "ParseError",
+    "PatternError",
+    "RenderLimitError",
+    "SchemaError",
+    "TemplateDecodeError",
+    "TemplateError",
+]
 
 
 class AutoparserError(Exception):
@@ -58,6 +69,41 @@ class TemplateError(AutoparserError):
         self.template = template
         self.line = line
         self.reason = message
+
+
+class RenderLimitError(TemplateError):
+    """A render ran past its time or size limit (``autoparser.template.RenderLimits``).
+
+    ``limit`` names the ``RenderLimits`` field that was exceeded: ``"timeout"``, ``"max_output"`` or
+    ``"analysis_timeout"``. Unlike other template errors this one says nothing about the inputs: the template is
+    hostile or broken (or the limit too low), so analysis stops at the first one instead of trying further probe
+    conversations.
+    """
+
+    def __init__(self, template: str, message: str, line: int | None = None, *, limit: str) -> None:
+        super().__init__(template, message, line)
+        self.limit = limit
+
+
+class TemplateDecodeError(TemplateError, UnicodeDecodeError):
+    """A template file is not valid UTF-8 (names the file and the line of the first bad byte).
+
+    Also a :class:`UnicodeDecodeError` (with its ``encoding``/``object``/``start``/``end`` fields), so code
+    written when ``from_file`` let the decode error escape — ``except UnicodeDecodeError`` — keeps working.
+    """
+
+    def __init__(self, template: str, error: UnicodeDecodeError) -> None:
+        UnicodeDecodeError.__init__(self, error.encoding, error.object, error.start, error.end, error.reason)
+        line = error.object.count(b"\n", 0, error.start) + 1
+        message = f"not valid UTF-8: byte {error.object[error.start]:#04x} at offset {error.start} ({error.reason})"
+        # TemplateError.__init__ would pass one argument on to UnicodeDecodeError.__init__, which takes five.
+        self.args = (f"template {template}, line {line}: {message}",)
+        self.template = template
+        self.line = line
+        self.reason = message
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # UnicodeDecodeError's own __str__ would describe only the byte
 
 
 class ParseError(AutoparserError):

@@ -1,11 +1,18 @@
 """``JinjaChatTemplate``: a model's Jinja chat template, rendered exactly as transformers renders it.
 
 The public :class:`autoparser.ChatTemplate` extends it with the analysis and parsing layers.
+
+Templates are untrusted, so whatever goes wrong in one — a syntax error, nesting too deep to compile, an
+exception inside a filter, runaway recursion, a render past its :class:`~.limits.RenderLimits` — surfaces as a
+:class:`~autoparser.errors.TemplateError` naming the template and, when known, the line. Only
+``KeyboardInterrupt``/``SystemExit`` and errors in the caller's own inputs (e.g. messages that are not mappings)
+pass through unchanged.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -13,8 +20,9 @@ from typing import Any
 
 import jinja2
 
-from ..errors import TemplateError
-from .environment import compile_template
+from ..errors import RenderLimitError, TemplateDecodeError, TemplateError
+from .environment import compile_template, render_bounded
+from .limits import DEFAULT_LIMITS, LimitExceeded, RenderLimits
 
 __all__ = ["JinjaChatTemplate", "bundled_templates", "with_reasoning_aliases"]
 
@@ -47,32 +55,61 @@ def with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[s
 
 
 class JinjaChatTemplate:
-    """A Jinja chat template plus the BOS/EOS strings it is rendered with."""
+    """A Jinja chat template plus the BOS/EOS strings it is rendered with.
 
-    __slots__ = ("bos_token", "eos_token", "name", "source")
+    ``limits`` bounds every render, including the many renders of analysis (see :class:`RenderLimits`); it is a
+    plain attribute, so it can also be changed after construction.
+    """
 
-    def __init__(self, source: str, bos_token: str = "", eos_token: str = "", *, name: str = "<string>") -> None:
+    __slots__ = ("bos_token", "eos_token", "limits", "name", "source")
+
+    def __init__(
+        self,
+        source: str,
+        bos_token: str = "",
+        eos_token: str = "",
+        *,
+        name: str = "<string>",
+        limits: RenderLimits = DEFAULT_LIMITS,
+    ) -> None:
         if not isinstance(source, str):
             raise TypeError(f"template source must be a str, got {type(source).__name__}")
         self.source = source
         self.bos_token = bos_token
         self.eos_token = eos_token
         self.name = name
+        self.limits = limits
 
     @classmethod
-    def from_file(cls, path: str | Path, bos_token: str = "", eos_token: str = "") -> JinjaChatTemplate:
-        """Read a template file (``.jinja``)."""
+    def from_file(
+        cls, path: str | Path, bos_token: str = "", eos_token: str = "", *, limits: RenderLimits = DEFAULT_LIMITS
+    ) -> JinjaChatTemplate:
+        """Read a template file (``.jinja``, UTF-8).
+
+        A file that is not UTF-8 raises :class:`~autoparser.errors.TemplateDecodeError`: a ``TemplateError``
+        naming the file and line, and still a ``UnicodeDecodeError`` for existing handlers. A file that cannot be
+        read at all (missing, a directory, no permission) raises the usual :class:`OSError`: that is a problem
+        with the path rather than with a template, Python's message already names the path, and ``except
+        OSError`` is how callers (the CLI among them) handle unreadable paths.
+        """
         path = Path(path)
-        return cls(path.read_text(encoding="utf-8"), bos_token, eos_token, name=path.name)
+        data = path.read_bytes()
+        try:
+            source = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise TemplateDecodeError(path.name, err) from None
+        return cls(source, bos_token, eos_token, name=path.name, limits=limits)
 
     @classmethod
-    def load(cls, name: str, bos_token: str = "", eos_token: str = "") -> JinjaChatTemplate:
+    def load(
+        cls, name: str, bos_token: str = "", eos_token: str = "", *, limits: RenderLimits = DEFAULT_LIMITS
+    ) -> JinjaChatTemplate:
         """A bundled template by name (see :func:`bundled_templates`), e.g. ``"Qwen3-Coder"``."""
         stem = name.removesuffix(".jinja")
         entry = resources.files(_BUNDLE).joinpath(f"{stem}.jinja")
         if not entry.is_file():
             raise KeyError(f"no bundled template named {name!r}; see autoparser.template.bundled_templates()")
-        return cls(entry.read_text(encoding="utf-8"), bos_token, eos_token, name=f"{stem}.jinja")
+        return cls(entry.read_text(encoding="utf-8"), bos_token, eos_token, name=f"{stem}.jinja", limits=limits)
 
     def render(
         self,
@@ -104,30 +141,49 @@ class JinjaChatTemplate:
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(self.name, f"syntax error: {err.message}", err.lineno) from err
 
-    def render_context(self, context: Mapping[str, Any]) -> str:
+    def render_context(self, context: Mapping[str, Any], *, limits: RenderLimits | None = None) -> str:
         """Render with exactly ``context`` as the template variables (no copying or aliasing of inputs).
 
-        Capability probing uses this with access-tracking wrappers, which copying would trigger.
+        Capability probing uses this with access-tracking wrappers, which copying would trigger. ``limits``
+        overrides :attr:`limits` for this render (analysis uses it to share one time budget across its renders).
         """
         try:
-            return compile_template(self.source).render(context)
+            template = compile_template(self.source)
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(self.name, f"syntax error: {err.message}", err.lineno) from err
-        except jinja2.TemplateError as err:
+        try:
+            return render_bounded(template, context, self.limits if limits is None else limits)
+        except LimitExceeded as err:
+            raise RenderLimitError(self.name, str(err), _template_line(err), limit=err.limit) from err
+        except jinja2.TemplateError as err:  # raise_exception(), SecurityError, undefined-variable errors, ...
             raise TemplateError(self.name, str(err), _template_line(err)) from err
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError) as err:
+        except RecursionError as err:
+            raise TemplateError(
+                self.name,
+                "recursion too deep (a macro or loop that calls itself without end?)",
+                _template_line(err, recursion=True),
+            ) from err
+        except MemoryError as err:
+            raise TemplateError(self.name, "out of memory while rendering", _template_line(err)) from err
+        except Exception as err:  # untrusted code: whatever it raises is the template's failure
             raise TemplateError(self.name, f"{type(err).__name__}: {err}", _template_line(err)) from err
 
     def __repr__(self) -> str:
         return f"JinjaChatTemplate({self.name!r})"
 
 
-def _template_line(err: BaseException) -> int | None:
-    """The template line an exception was raised from (Jinja compiles templates to `<template>` code)."""
+def _template_line(err: BaseException, *, recursion: bool = False) -> int | None:
+    """The template line an exception was raised from (Jinja compiles templates to `<template>` code).
+
+    For a ``RecursionError`` the innermost line is wherever the stack happened to run out; the line that recurs
+    most often in the stack — the call that calls itself — says more.
+    """
+    lines = []
     tb = err.__traceback__
-    line = None
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == "<template>":
-            line = tb.tb_lineno
+            lines.append(tb.tb_lineno)
         tb = tb.tb_next
-    return line
+    if not lines:
+        return None
+    return Counter(lines).most_common(1)[0][0] if recursion else lines[-1]

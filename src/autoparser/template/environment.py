@@ -9,15 +9,18 @@ environment mirrors transformers' chat-template renderer so that prompts are byt
 * ``raise_exception(msg)`` (raises a template error), ``strftime_now(fmt)``, a ``dict`` callable and a
   ``namespace`` that refuses underscore-prefixed attributes;
 * a no-op ``{% generation %}...{% endgeneration %}`` block (used by training code to mark assistant text).
+
+On top of that every render is bounded in time and size (:mod:`.limits`, wired in by :mod:`.guards`), and a
+template too deeply nested to compile fails with a syntax error rather than Python's ``RecursionError``.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 import jinja2.ext
@@ -26,7 +29,10 @@ import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-__all__ = ["clear_compile_cache", "compile_template", "make_environment", "variables_read"]
+from .guards import BoundedSandbox, add_guards, install
+from .limits import DEFAULT_LIMITS, Budget, RenderLimits
+
+__all__ = ["clear_compile_cache", "compile_template", "make_environment", "render_bounded", "variables_read"]
 
 
 class GenerationBlock(jinja2.ext.Extension):
@@ -108,9 +114,8 @@ class _SafeNamespace(jinja2.utils.Namespace):
 
 def make_environment() -> ImmutableSandboxedEnvironment:
     """A fresh sandboxed environment configured like transformers' chat-template renderer."""
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols]
-    )
+    env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols])
+    install(env)
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
@@ -122,9 +127,38 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 @functools.lru_cache(maxsize=256)
 def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
     env = make_environment()
-    tree = env.parse(source)  # parsed once: both the compiled template and the name scan use the tree
-    names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
-    return env.from_string(tree), names
+    parser = jinja2.parser.Parser(env, source)
+    try:
+        tree = parser.parse()  # parsed once: both the compiled template and the name scan use the tree
+    except (RecursionError, MemoryError) as err:
+        raise _too_complex(err, parser.stream.current.lineno) from None
+    try:
+        names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
+        add_guards(tree)
+        # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
+        with Budget(DEFAULT_LIMITS):
+            return env.from_string(tree), names
+    except (RecursionError, MemoryError, SyntaxError) as err:
+        # Deep nesting: the tree walks (name scan, guards, Jinja's code generator) recurse, and Python refuses
+        # more than 100 indentation levels or 20 nested loops in the generated code (SyntaxError here is Python's).
+        raise _too_complex(err, _deepest_line(tree)) from None
+
+
+def _too_complex(err: BaseException, line: int) -> jinja2.TemplateSyntaxError:
+    detail = err.msg if isinstance(err, SyntaxError) else str(err) or type(err).__name__
+    return jinja2.TemplateSyntaxError(f"template too deeply nested to compile ({detail})", line)
+
+
+def _deepest_line(tree: jinja2.nodes.Node) -> int:
+    """The line of the most deeply nested node (where a "nested too deeply" error belongs). Iterative on purpose."""
+    best_depth, best_line = -1, 1
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > best_depth and getattr(node, "lineno", None):
+            best_depth, best_line = depth, node.lineno
+        stack.extend((child, depth + 1) for child in node.iter_child_nodes())
+    return best_line
 
 
 def compile_template(source: str) -> jinja2.Template:
@@ -139,3 +173,31 @@ def variables_read(source: str) -> frozenset[str]:
 
 def clear_compile_cache() -> None:
     _compile.cache_clear()
+
+
+def render_bounded(template: jinja2.Template, context: Mapping[str, Any], limits: RenderLimits) -> str:
+    """Render ``template`` with ``context`` under ``limits``; raises :class:`~.limits.LimitExceeded` past them.
+
+    This is :meth:`jinja2.Template.render` — root render function, new context, ``handle_exception`` to rewrite
+    the traceback — except that the output is consumed chunk by chunk (Jinja compiles templates to generators)
+    to count its characters. Past the limit, the error is thrown *into* the generator, at the output statement
+    it stopped on, so that the rewritten traceback gives it a template line. (``Template.generate`` would do the
+    same with one more generator layer per chunk: 1% of a typical render.) The deadline is not checked here:
+    output only keeps coming from loops and calls, and the guards check it there (see :mod:`.guards`).
+    """
+    with Budget(limits) as budget:
+        # Typed as an Iterator by Jinja; it is the template's generator function, which throw() needs.
+        chunks = cast("Generator[str, None, None]", template.root_render_func(template.new_context(dict(context))))
+        parts: list[str] = []
+        append = parts.append
+        size = 0
+        max_size = budget.max_size
+        try:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > max_size:
+                    chunks.throw(budget.too_big(size, "the rendered text"))
+                append(chunk)
+        except Exception:
+            template.environment.handle_exception()  # always raises
+        return "".join(parts)

@@ -10,17 +10,26 @@ the template insists on inputs the probe does not care about, so :class:`ProbeRe
 * can wrap the inputs in access-tracking wrappers so the caller learns what the template read.
 
 Renders are memoized per renderer: the analysis phases render the same base conversation many times.
+
+Limits are the exception to "a failed probe learns nothing": a render that runs past its time or size limit
+(:class:`~autoparser.errors.RenderLimitError`) says the template is hostile or broken, not that it dislikes the
+probe, so it propagates and ends the analysis. All renders of one renderer also share a single time budget —
+the template's ``limits.analysis_timeout``, counted from the renderer's creation — so a template that is merely
+slow on every probe cannot make analysis take dozens of timeouts either.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
-from ..errors import TemplateError
+from ..errors import RenderLimitError, TemplateError
 from .chat_template import with_reasoning_aliases
 from .environment import variables_read
+from .limits import RenderLimits
 from .tracking import AccessLog, track
 
 __all__ = ["ProbeRenderer", "RenderableTemplate"]
@@ -32,8 +41,10 @@ class RenderableTemplate(Protocol):
     source: str
     bos_token: str
     eos_token: str
+    name: str
+    limits: RenderLimits
 
-    def render_context(self, context: Mapping[str, Any]) -> str: ...
+    def render_context(self, context: Mapping[str, Any], *, limits: RenderLimits | None = None) -> str: ...
 
     def check_syntax(self) -> None: ...
 
@@ -41,13 +52,15 @@ class RenderableTemplate(Protocol):
 class ProbeRenderer:
     """Renders probe conversations through one template (see the module docstring)."""
 
-    __slots__ = ("_cache", "_needs_functions", "_template")
+    __slots__ = ("_cache", "_deadline", "_needs_functions", "_template")
 
     def __init__(self, template: RenderableTemplate) -> None:
         template.check_syntax()
         self._template = template
         self._needs_functions = "functions" in variables_read(template.source)
         self._cache: dict[str, str | None] = {}
+        budget = template.limits.analysis_timeout
+        self._deadline = None if budget is None else time.monotonic() + budget
 
     def render(
         self,
@@ -96,7 +109,33 @@ class ProbeRenderer:
             tool_list = track(tool_list, "tools", log) if tool_list is not None else None
         context["messages"] = prepared
         context["tools"] = tool_list
+        limits = self._remaining_limits()
         try:
-            return self._template.render_context(context)
+            return self._template.render_context(context, limits=limits)
+        except RenderLimitError as err:
+            if limits is not self._template.limits and err.limit == "timeout":
+                raise self._out_of_time(err.line) from err  # the shared budget ran out, not the template's timeout
+            raise
         except TemplateError:
             return None
+
+    def _remaining_limits(self) -> RenderLimits:
+        """The template's limits, with the timeout cut down to what is left of the shared analysis budget."""
+        limits = self._template.limits
+        if self._deadline is None:
+            return limits
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._out_of_time(None)
+        if limits.timeout is not None and limits.timeout <= remaining:
+            return limits  # the template's own per-render timeout is the tighter bound
+        return replace(limits, timeout=remaining)
+
+    def _out_of_time(self, line: int | None) -> RenderLimitError:
+        return RenderLimitError(
+            self._template.name,
+            f"analysis took longer than its time limit of {self._template.limits.analysis_timeout:g} s "
+            "(raise it with limits=RenderLimits(analysis_timeout=...) if the template is trusted)",
+            line,
+            limit="analysis_timeout",
+        )
