@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
 from collections.abc import Mapping, Sequence
@@ -11,9 +12,9 @@ from typing import Any
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
-from .errors import RenderLimitError, TemplateError
-from .generate.assemble import build_parser
-from .generate.grammar import build_grammar
+from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
+from .generate.assemble import GeneratedParser, build_parser
+from .generate.grammar import GrammarSpec, build_grammar
 from .generate.request import ParseRequest, normalize_tools
 from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
@@ -62,9 +63,13 @@ class ChatTemplate(JinjaChatTemplate):
         specs = normalize_tools(tools)
         prepared = self._prepare_messages(messages)
         tool_list = list(tools) if tools else None
-        base = self._serving_context(tool_list)
+        # Serving stacks carry thinking toggles and other template switches in chat_template_kwargs: they join
+        # the render context of the prompt *and* of the generation prompt the parser is built from (they win).
+        extra = {**self._serving_context(tool_list), **(chat_template_kwargs or {})}
+        if "enable_thinking" in extra:
+            enable_thinking = bool(extra.pop("enable_thinking"))
 
-        def render(generation: bool, extra: Mapping[str, Any]) -> str:
+        def render(generation: bool) -> str:
             try:
                 return self.render(
                     prepared, tool_list, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
@@ -79,12 +84,8 @@ class ChatTemplate(JinjaChatTemplate):
                     prepared, [], add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
                 )
 
-        without, with_prompt = render(False, base), render(True, base)
+        without, with_prompt = render(False), render(True)
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
-        if chat_template_kwargs:
-            prompt = render(add_generation_prompt, {**base, **chat_template_kwargs})
-        else:
-            prompt = with_prompt if add_generation_prompt else without
         request = ParseRequest(
             generation_prompt=generation_prompt if add_generation_prompt else "",
             tools=specs,
@@ -94,14 +95,14 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking=enable_thinking,
             json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
         )
-        analysis = self.analysis
-        grammar = build_grammar(analysis, request)
+        generated, grammar, warnings = _build(self.analysis, request)
         return ChatParams(
-            prompt,
+            with_prompt if add_generation_prompt else without,
             generation_prompt,
-            analysis.format,
-            build_parser(analysis, request),
+            self.analysis.format,
+            generated,
             grammar,
+            warnings,
         )
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:
@@ -163,6 +164,34 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking=enable_thinking,
             **extra_context,
         )
+
+
+def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[GeneratedParser, GrammarSpec, tuple[str, ...]]:
+    """The parser and grammar for ``request``, degraded rather than failing when the analysed markers cannot
+    build them (an empty terminator, say): first without tool calls, then content only. A user's bad JSON
+    schema is the caller's error and still raises."""
+    warnings: list[str] = []
+    fallbacks = (
+        ("", request),
+        ("tool calls are not parsed", dataclasses.replace(request, tools=(), tool_choice="none")),
+        (
+            "the reply is read as plain content",
+            dataclasses.replace(request, tools=(), tool_choice="none", reasoning_format="none", json_schema=None),
+        ),
+    )
+    for i, (degraded, attempt) in enumerate(fallbacks):
+        try:
+            return build_parser(analysis, attempt), build_grammar(analysis, attempt), tuple(warnings)
+        except SchemaError:
+            raise
+        except GrammarError as err:
+            if i == len(fallbacks) - 1:
+                raise
+            warnings.append(
+                f"the {analysis.format} markers learned from template {analysis.template!r} cannot build a parser "
+                f"({err}); {fallbacks[i + 1][0]}"
+            )
+    raise AssertionError("unreachable")
 
 
 def _arguments_as_objects(message: Mapping[str, Any]) -> Mapping[str, Any]:
