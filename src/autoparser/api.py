@@ -179,7 +179,7 @@ def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Generated
             dataclasses.replace(request, tools=(), tool_choice="none", reasoning_format="none", json_schema=None),
         ),
     )
-    for i, (degraded, attempt) in enumerate(fallbacks):
+    for i, (_, attempt) in enumerate(fallbacks):
         try:
             return build_parser(analysis, attempt), build_grammar(analysis, attempt), tuple(warnings)
         except SchemaError:
