@@ -41,7 +41,7 @@ after a position, nested JSON values), so retrying at many positions stays linea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -579,9 +579,7 @@ def _until(c: _Compiler, node: Until) -> Matcher:
             return -1 if found is None else found.start()
 
     longest = max(map(len, delimiters))
-    # proper prefixes of delimiters, by length: a partial delimiter at the end of input is one of them
-    prefixes = [frozenset(d[:k] for d in delimiters if len(d) > k) for k in range(longest)]
-    starts = re.compile("[" + "".join(re.escape(ch) for ch in sorted({d[0] for d in delimiters})) + "]").search
+    partial_end = _partial_end_pattern(delimiters)
     uid = c.uid()
 
     def first_delimiter(st: _State, pos: int) -> int:
@@ -616,14 +614,13 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         text = st.text
         stop = n if hit < 0 else hit
         tail = max(pos, n - longest + 1)
-        candidate = starts(text, tail, stop) if tail < stop else None
-        while candidate is not None:  # a delimiter's first character near the end: is the rest a prefix of it?
-            q = candidate.start()
-            if text[q:] in prefixes[n - q]:
-                if not st.touched:
-                    st.touched, st.frontier = True, (match, pos, q)
-                return MORE, q  # the tail may become a delimiter: withhold it, and don't guess what follows
-            candidate = starts(text, q + 1, stop)
+        partial = partial_end(text, tail) if tail < stop else None
+        if partial is not None and partial.start() < stop:
+            # The tail may become a delimiter: withhold it, and don't guess what follows.
+            q = partial.start()
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, q)
+            return MORE, q
         if hit < 0:
             if not st.touched:
                 st.touched, st.frontier = True, (match, pos, n)
@@ -631,6 +628,25 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         return OK, hit
 
     return match
+
+
+def _partial_end_pattern(delimiters: Sequence[str]) -> Callable[[str, int], re.Match[str] | None]:
+    """``search(text, pos)``: the leftmost (so longest) proper prefix of a delimiter that ends the text.
+
+    Each delimiter becomes nested optional groups (``a(?:b(?:c)?)?\\Z`` for ``abcd``), so a position is
+    rejected after a character or two, in C, instead of slicing and comparing at every candidate in Python (a
+    run of ``[`` before a ``[BEGIN ...]`` delimiter has a candidate at every character)."""
+    branches = []
+    for d in sorted(set(delimiters), key=len, reverse=True):
+        if len(d) < 2:
+            continue
+        branch = ""
+        for ch in reversed(d[1:-1]):
+            branch = f"(?:{re.escape(ch)}{branch})?"
+        branches.append(re.escape(d[0]) + branch)
+    if not branches:
+        return lambda text, pos: None
+    return re.compile("(?:" + "|".join(branches) + r")\Z", re.DOTALL).search
 
 
 def _json(c: _Compiler, node: Json) -> Matcher:

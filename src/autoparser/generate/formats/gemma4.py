@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import NoReturn
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
@@ -158,26 +157,24 @@ def args_to_json(text: str) -> str:
 def _scalar(kind: str, value: str, is_key: bool) -> str:
     """One key or leaf value as JSON text."""
     if kind == "quoted":
-        return json.dumps(value, ensure_ascii=False)
+        return _ENCODE(value)
     if kind == "json":
         try:
-            return json.dumps(json.loads(value, strict=False), ensure_ascii=False)
+            return _ENCODE(_DECODE(value))
         except ValueError:  # e.g. a bad escape: keep the text as written
-            return json.dumps(value, ensure_ascii=False)
+            return _ENCODE(value)
     bare = value.strip(_SPACE)
     if is_key:
-        return json.dumps(bare, ensure_ascii=False)
+        return _ENCODE(bare)
     if bare in _PYTHON_LITERALS:
         return _PYTHON_LITERALS[bare]
-    try:
-        parsed = json.loads(bare, parse_constant=_reject)
-    except ValueError:
-        return json.dumps(bare, ensure_ascii=False)
-    if isinstance(parsed, str):
-        return json.dumps(parsed, ensure_ascii=False)
-    return bare
+    if bare in _JSON_LITERALS or _JSON_NUMBER.match(bare):
+        return bare
+    return _ENCODE(bare)  # anything else (NaN and Infinity included: not JSON) is a string
 
 
-def _reject(name: str) -> NoReturn:
-    """NaN and Infinity are not JSON: keep them as strings."""
-    raise ValueError(name)
+# One encoder and decoder for every token: json.dumps/loads with options build a new one per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_DECODE = json.JSONDecoder(strict=False).decode
+_JSON_LITERALS = frozenset({"true", "false", "null"})
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
