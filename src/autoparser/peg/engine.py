@@ -41,7 +41,7 @@ after a position, nested JSON values), so retrying at many positions stays linea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -630,7 +630,7 @@ def _until(c: _Compiler, node: Until) -> Matcher:
     return match
 
 
-def _partial_end_pattern(delimiters: Sequence[str]) -> Callable[[str, int], re.Match[str] | None]:
+def _partial_end_pattern(delimiters: tuple[str, ...]) -> Callable[[str, int], re.Match[str] | None]:
     """``search(text, pos)``: the leftmost (so longest) proper prefix of a delimiter that ends the text.
 
     Each delimiter becomes nested optional groups (``a(?:b(?:c)?)?\\Z`` for ``abcd``), so a position is
