@@ -43,7 +43,7 @@ def test_templates_lists_bundled_names(capsys: pytest.CaptureFixture[str]) -> No
     assert err == ""
     lines = out.splitlines()
     assert "Qwen3-Coder" in lines
-    assert len(lines) == 57
+    assert len(lines) == 75
     assert lines == sorted(lines)
 
 

@@ -17,9 +17,11 @@ def render(source: str, **kwargs: object) -> str:
     return JinjaChatTemplate(source, name="t.jinja").render(USER, **kwargs)  # type: ignore[arg-type]
 
 
-def test_all_57_templates_are_bundled() -> None:
+def test_all_75_templates_are_bundled() -> None:
     names = bundled_templates()
-    assert len(names) == 57 and "Qwen3-Coder" in names
+    assert len(names) == 75 and "Qwen3-Coder" in names
+    # the second collection (templates/SOURCES-more.md) is bundled too
+    assert {"MiniMax-M3", "openbmb-MiniCPM3-4B", "meta-llama-Llama-4-Scout-17B-16E-Instruct"} <= set(names)
     assert JinjaChatTemplate.load("Qwen3-Coder.jinja").name == "Qwen3-Coder.jinja"
     with pytest.raises(KeyError, match="no bundled template"):
         JinjaChatTemplate.load("nope")
