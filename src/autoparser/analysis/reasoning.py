@@ -131,8 +131,10 @@ def _tools_only_scope(renderer: VariantRenderer, result: ReasoningAnalysis) -> R
     return ReasoningAnalysis()
 
 
-def classify_reasoning(result: ReasoningAnalysis, prompts: GenerationPrompts) -> ReasoningAnalysis:
+def classify_reasoning(result: ReasoningAnalysis, prompts: GenerationPrompts, source: str = "") -> ReasoningAnalysis:
     """Refine TAG_BASED with the generation prompts: DELIMITER, FORCED_OPEN or FORCED_CLOSED."""
+    if result.mode is ReasoningMode.NONE and source:
+        result = _opened_by_prompt(prompts.thinking, source) or result
     if result.mode is not ReasoningMode.TAG_BASED:
         return result
     if not result.start.strip():
@@ -149,3 +151,16 @@ def _opens(prompt: str, result: ReasoningAnalysis) -> bool:
     start, end = result.start.strip(), result.end.strip()
     pos = prompt.rfind(start)
     return pos >= 0 and (not end or end not in prompt[pos:])
+
+
+_OPEN_TAG_AT_END = re.compile(r"<(?P<name>[A-Za-z][\w:.-]*)>\s*\Z")
+
+
+def _opened_by_prompt(prompt: str, source: str) -> ReasoningAnalysis | None:
+    """R4: the generation prompt ends by opening a tag that only the model closes (``<thought>\\n`` with
+    ``</thought>`` in the template source, which strips the block from history turns: EXAONE Deep, LongCat).
+    No rendered turn shows the block, but the model's output starts inside it."""
+    match = _OPEN_TAG_AT_END.search(prompt)
+    if match is None or f"</{match['name']}>" not in source:
+        return None
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, prompt[match.start() :], f"</{match['name']}>")
