@@ -72,7 +72,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         template=name,
         format=detect_format(template.source),
         capabilities=caps,
-        reasoning=classify_reasoning(draft.reasoning, prompts, template.source),
+        reasoning=classify_reasoning(draft.reasoning, prompts, template.source, draft.content.start),
         content=draft.content,
         tools=draft.tools,
         generation_prompts=prompts,

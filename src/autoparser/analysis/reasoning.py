@@ -131,10 +131,17 @@ def _tools_only_scope(renderer: VariantRenderer, result: ReasoningAnalysis) -> R
     return ReasoningAnalysis()
 
 
-def classify_reasoning(result: ReasoningAnalysis, prompts: GenerationPrompts, source: str = "") -> ReasoningAnalysis:
-    """Refine TAG_BASED with the generation prompts: DELIMITER, FORCED_OPEN or FORCED_CLOSED."""
+def classify_reasoning(
+    result: ReasoningAnalysis, prompts: GenerationPrompts, source: str = "", content_start: str = ""
+) -> ReasoningAnalysis:
+    """Refine TAG_BASED with the generation prompts: DELIMITER, FORCED_OPEN or FORCED_CLOSED.
+
+    Without rendered reasoning, a tag the prompt opens may still be a reasoning block (R4), unless the content
+    analysis already read it as the answer's own wrapper (Nemotron Nano v2 wraps answers in ``<think>``)."""
     if result.mode is ReasoningMode.NONE and source:
-        result = _opened_by_prompt(prompts.thinking, source) or result
+        opened = _opened_by_prompt(prompts.thinking, source)
+        if opened is not None and opened.start.strip() != content_start.strip():
+            result = opened
     if result.mode is not ReasoningMode.TAG_BASED:
         return result
     if not result.start.strip():
