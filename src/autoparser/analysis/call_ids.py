@@ -22,7 +22,9 @@ def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> C
         return CallIdMarkers()
     prefix, suffix = comparison.diff.prefix, comparison.diff.suffix
     name = needles.FUN_FIRST
-    in_prefix, in_suffix = name in prefix, name in suffix
+    # Only the assistant's turn counts: a system prompt listing the tools names the function too (Solar Open).
+    turn = prefix[prefix.rfind(needles.USER_MSG) + 1 :] if needles.USER_MSG in prefix else prefix
+    in_prefix, in_suffix = name in turn, name in suffix
     result = CallIdMarkers()
     if in_prefix and not in_suffix:
         after_name = prefix[prefix.rindex(name) + len(name) :]

@@ -28,6 +28,11 @@ def analyze_tools(renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps:
     call_id = analyze_call_ids(renderer, arguments)
     if call_id.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS:
         function = dataclasses.replace(function, name_suffix=_before_call_id(function.name_suffix, call_id))
+    if call_id.position is CallIdPosition.PRE_FUNC_NAME and call_id.suffix in function.name_prefix:
+        # The id sits before the name (``<|tool_call:begin|>call_1<|tool_call:name|>get_weather``): the name's
+        # prefix starts after it, not with the probe's id.
+        at = function.name_prefix.index(call_id.suffix)
+        function = dataclasses.replace(function, name_prefix=function.name_prefix[at:])
     if call_id.position is not CallIdPosition.NONE and call_id.suffix and fmt.per_call_end.startswith(call_id.suffix):
         fmt = dataclasses.replace(fmt, per_call_end="")
     return ToolsAnalysis(fmt, function, arguments, call_id)

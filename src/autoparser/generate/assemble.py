@@ -132,6 +132,8 @@ def _id_position(analysis: TemplateAnalysis) -> str:
         return "after_args"
     if tools.call_id.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(tools.call_id.prefix):
         return "before_args"
+    if tools.call_id.position is CallIdPosition.PRE_FUNC_NAME and core(tools.function.name_prefix):
+        return "before_args"
     return "none"
 
 

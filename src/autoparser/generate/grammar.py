@@ -190,6 +190,9 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     fn = tools.function
     head = flex(fn.name_prefix) + p.literal(tool.name) + flex(fn.name_suffix)
     cid = tools.call_id
+    if cid.position is CallIdPosition.PRE_FUNC_NAME and core(fn.name_prefix):
+        opening = flex(cid.prefix) if core(cid.prefix) not in ("", core(tools.format.per_call_start)) else p.eps()
+        head = opening + p.chars("[a-zA-Z0-9_-]", 1) + head
     if cid.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(cid.prefix):
         head = head + p.optional(flex(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:

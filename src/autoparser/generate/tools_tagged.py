@@ -31,6 +31,20 @@ def _name(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     return p.atomic(p.sequence(*parts))
 
 
+def _id_before_name(tools: ToolsAnalysis) -> p.Parser:
+    """The id a template writes before the name (PRE_FUNC_NAME), after its prefix marker unless that marker is the
+    per-call start the section already read."""
+    cid, fmt = tools.call_id, tools.format
+    name_prefix = core(tools.function.name_prefix)
+    if cid.position is not CallIdPosition.PRE_FUNC_NAME or not name_prefix:
+        return p.eps()
+    stops = sorted({name_prefix, "{", "[", "<", "\n"}, key=len, reverse=True)
+    ident = p.tag(tags.TOOL_ID, p.until_one_of(stops))
+    if core(cid.prefix) and core(cid.prefix) not in (core(fmt.per_call_start), core(fmt.section_start)):
+        ident = flex(cid.prefix) + ident
+    return p.optional(ident)
+
+
 def _call_id(tools: ToolsAnalysis) -> p.Parser:
     cid = tools.call_id
     if cid.position is not CallIdPosition.BETWEEN_FUNC_AND_ARGS or not core(cid.prefix):
@@ -88,7 +102,7 @@ def _is_markup(marker: str) -> bool:
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
     """One call of ``tool`` (untagged, without the per-call / section markers)."""
     fn = tools.function
-    head = _name(tools, tool) + _call_id(tools)
+    head = _id_before_name(tools) + _name(tools, tool) + _call_id(tools)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         args = tools.arguments
         opening = flex(args.start) if core(args.start) else p.space()
