@@ -179,3 +179,26 @@ def test_grammar_command_prints_lark(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert out.startswith("start: root\n") and "%json" in out and "// applies to the whole output" in out
     llg.compile_lark(out)  # the whole output, comments included, is a grammar llguidance loads
+
+
+def test_parse_reports_a_degraded_parser_on_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import autoparser.api as api
+
+    real = api.build_parser
+
+    def failing(analysis: object, request: object) -> object:
+        if getattr(request, "tools_enabled", False):
+            raise api.GrammarError("until_one_of() needs non-empty string delimiters")
+        return real(analysis, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "build_parser", failing)
+    output = tmp_path / "out.txt"
+    output.write_text("Hello.", encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "f", "parameters": {}}}]), encoding="utf-8")
+    code, out, err = _run(capsys, "parse", "Qwen3-Coder", str(output), "--tools", str(tools))
+    assert code == 0
+    assert json.loads(out)["content"] == "Hello."
+    assert err.startswith("autoparser: warning: ") and "tool calls are not parsed" in err

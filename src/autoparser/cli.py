@@ -227,6 +227,10 @@ def _error(message: str) -> None:
     print(f"autoparser: error: {message}", file=sys.stderr)
 
 
+def _warn(message: str) -> None:
+    print(f"autoparser: warning: {message}", file=sys.stderr)
+
+
 def _analyze(spec: str, as_json: bool) -> int:
     tmpl = _load(spec)
     if isinstance(tmpl, int):
@@ -282,6 +286,8 @@ def _parse(args: argparse.Namespace) -> int:
     except (AutoparserError, ValueError, TypeError) as err:
         _error(str(err))
         return 1
+    for warning in chat.warnings:
+        _warn(warning)
     if not args.stream:
         print(format_message(chat.parse(text)), file=sys.stdout)
         return 0
@@ -331,6 +337,8 @@ def _grammar(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, ValueError, TypeError, AutoparserError) as err:
         _error(str(err))
         return 1
+    for warning in chat.warnings:
+        _warn(warning)
     print(format_grammar(chat, args.format), file=sys.stdout)
     return 0
 
