@@ -15,7 +15,7 @@ from .. import peg as p
 from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormatMode
 from . import tags
 from .markers import core, flex
-from .reasoning import extracts_reasoning, prefill, reasoning_block
+from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import field_key, json_call, json_calls
 from .tools_tagged import tagged_call
@@ -56,6 +56,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     items: list[p.Parser] = []
     stops: list[str] = []
     triggers: list[str] = []
+    section: p.Parser | None = None
     if use_tools:
         section, starts = _tool_section(analysis, request)
         items.append(section)
@@ -102,9 +103,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             # Any other bracket is text, together with the text after it (one item, not two per bracket).
             items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
     body = p.zero_or_more(p.choice(*items))
-    head = p.eps()
-    if extracts_reasoning(analysis.reasoning, request):
-        head = p.optional(reasoning_block(analysis.reasoning))
+    # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
+    marked = [s for s in stops if s not in ("{", "[")]
+    head = reasoning_head(analysis, request, section, [t for t in triggers if t in marked], marked)
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + body + p.end()).compile()

@@ -173,6 +173,11 @@ class MessageBuilder:
             self._warn(node, f"left out of the message (nothing the client can use): {node.text!r}")
         elif tag == tags.STRAY:
             self._warn(node, f"unrecognised markup {node.text!r} ignored")
+        elif tag == tags.UNCLOSED_REASONING:
+            self._warn(node, "the reasoning block was not closed: it was read as ending where the tool call starts")
+        elif tag == tags.UNOPENED_REASONING:
+            text = node.text
+            self._warn(node, f"{text!r} closed a reasoning block never opened: the text before it is reasoning")
         elif tag == tags.TOOL:
             call, notes = _tool_call(node, self.id_position, self.convert_args)
             for where, note in notes:

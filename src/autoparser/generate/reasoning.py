@@ -3,17 +3,31 @@
 When the generation prompt already opened the reasoning block (``...<think>\\n``), the model's output starts
 inside it. The parser therefore reads ``prefill + output`` where ``prefill`` is the generation prompt from its
 last reasoning start marker on (Apriel's ``<|begin_assistant|>\\nHere are my reasoning steps:\\n`` included).
+
+Models take liberties with the markers; the block accepts them (docs/parsing.md, "Reasoning liberties"):
+
+* **A tool call ends an unterminated block.** At a call-start marker inside the block the reading depends on what
+  comes later: if the end marker follows anywhere, the marker (a call the model only thought about) is reasoning;
+  if the output ends without it, the block ended at the first marker that starts calls that parse, with a warning
+  when the model wrote reasoning before it. A stream holds the marker and what follows until that is decided.
+* **An end marker without its start marker**, where the request has the model think and the template expects
+  the model to open the block itself: the text before it is reasoning (with a warning), unless another marker
+  (a tool call, a content wrapper, the start marker) comes first. A stream holds such an answer until decided.
+* **A redundant opener**: a start marker the model repeats after the prompt's own is skipped; after a prompt that
+  opened *and closed* an empty block, a block the model writes anyway is read as reasoning too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import peg as p
-from ..analysis.model import ReasoningAnalysis, ReasoningMode
+from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
 from . import tags
 from .markers import core, flex
 from .request import ParseRequest
 
-__all__ = ["extracts_reasoning", "prefill", "reasoning_block"]
+__all__ = ["expects_opener", "extracts_reasoning", "prefill", "reasoning_block", "reasoning_head", "unopened_block"]
 
 
 def prefill(generation_prompt: str, reasoning: ReasoningAnalysis) -> str:
@@ -41,14 +55,102 @@ def extracts_reasoning(reasoning: ReasoningAnalysis, request: ParseRequest) -> b
     )
 
 
-def reasoning_block(reasoning: ReasoningAnalysis) -> p.Parser:
-    """``start reasoning end``; an unclosed block runs to the end of the output. A start marker the model repeats
-    right after the prompt's own is skipped, so it does not end up in the reasoning text."""
+def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
+    """Whether the model is expected to open the reasoning block itself: thinking is on, the template has a
+    thinking switch (its generation prompt changes with it), and the generation prompt wrote no reasoning marker.
+
+    Only then is text before an end marker the model wrote without its opener read as reasoning: a stream must
+    hold such text until it is decided, which costs nothing when the model opens its block as expected, but would
+    hold every plain answer of a template whose model often answers without thinking."""
+    reasoning = analysis.reasoning
     start, end = core(reasoning.start), core(reasoning.end)
-    text = p.tag(tags.REASONING, p.until(end))
+    prompts = analysis.generation_prompts
+    gp = request.generation_prompt
+    return (
+        request.enable_thinking
+        and bool(start and end)
+        and prompts.thinking != prompts.no_thinking
+        and start not in gp
+        and end not in gp
+    )
+
+
+def reasoning_head(
+    analysis: TemplateAnalysis,
+    request: ParseRequest,
+    calls: p.Parser | None = None,
+    call_starts: Sequence[str] = (),
+    structural: Sequence[str] = (),
+) -> p.Parser:
+    """What comes before the parser's items: the reasoning block, with the liberties of the module docstring.
+
+    ``calls`` parses tool calls at a call-start marker (``call_starts``: marker text, not bare brackets);
+    ``structural`` are the markers that start anything but plain text (they decide an undecided unopened block)."""
+    reasoning = analysis.reasoning
+    if not extracts_reasoning(reasoning, request):
+        return p.eps()
+    block = reasoning_block(reasoning, calls, call_starts)
+    if expects_opener(analysis, request):
+        block = p.choice(block, unopened_block(reasoning, [*structural, core(reasoning.start)]))
+    head = p.optional(block)
+    tail = prefill(request.generation_prompt, reasoning)
+    if tail and core(reasoning.end) and core(reasoning.end) in tail and core(reasoning.start):
+        # The prompt opened and closed an (empty) block; a block the model writes anyway is still reasoning.
+        head = head + p.optional(reasoning_block(reasoning, calls, call_starts))
+    return head
+
+
+def reasoning_block(
+    reasoning: ReasoningAnalysis, calls: p.Parser | None = None, call_starts: Sequence[str] = ()
+) -> p.Parser:
+    """``start reasoning end``; an unclosed block runs to the end of the output, or (with ``calls``) to the first
+    call-start marker where calls parse. A start marker the model repeats right after the prompt's own is skipped,
+    so it does not end up in the reasoning text."""
+    start, end = core(reasoning.start), core(reasoning.end)
     if not start:
         # Only an end delimiter: the text is reasoning only once the delimiter shows up, so nothing is reported
         # while it may still turn out to be the answer.
-        return p.atomic(text + flex(reasoning.end))
+        return p.atomic(p.tag(tags.REASONING, p.until(end)) + flex(reasoning.end))
     opening = flex(reasoning.start) + p.zero_or_more(p.literal(start) + p.space())
-    return opening + text + p.choice(flex(reasoning.end), p.end())
+    starts = sorted({s for s in call_starts if s and s != end}, key=len, reverse=True)
+    if calls is None or not starts:
+        return opening + p.tag(tags.REASONING, p.until(end)) + p.choice(flex(reasoning.end), p.end())
+    marker = p.choice(*(p.literal(s) for s in starts))
+    text = p.tag(tags.REASONING, p.until_one_of([end, *starts]))
+    # The model wrote nothing but a call (a prompt's block left open, thinking off): no reasoning text was cut off.
+    straight = p.space() + p.peek(marker) + _after_marker(reasoning, calls, marker, starts, warn=False)
+    written = text + p.choice(flex(reasoning.end), _after_marker(reasoning, calls, marker, starts, warn=True))
+    return opening + p.choice(straight, written)
+
+
+def _after_marker(
+    reasoning: ReasoningAnalysis, calls: p.Parser, marker: p.Parser, starts: list[str], *, warn: bool
+) -> p.Parser:
+    """The block's text stopped at a call-start marker: what follows is decided by the rest of the output.
+
+    * The end marker follows somewhere: all of it up to there is reasoning (a call the model quoted or only thought
+      about). On partial input without the end marker this alternative needs more input, so a stream shows nothing
+      of the marker and what follows until the end marker arrives or the output is complete.
+    * Complete output without the end marker: the block ends at the first marker where calls parse (a marker
+      whose calls do not parse is reasoning text); without any, the block runs to the end of the output."""
+    end = core(reasoning.end)
+    closed_later = p.atomic(p.tag(tags.REASONING, p.until(end))) + flex(reasoning.end)
+    note = p.tag(tags.UNCLOSED_REASONING, p.eps())
+    here = p.peek(calls)
+    not_a_call = p.negate(calls) + p.tag(tags.REASONING, marker + p.until_one_of(starts))
+    unterminated = p.choice(
+        here + (note if warn else p.eps()),
+        p.one_or_more(not_a_call) + p.choice(here + note, p.end()),
+        p.end(),
+    )
+    return p.choice(closed_later, unterminated)
+
+
+def unopened_block(reasoning: ReasoningAnalysis, stops: Sequence[str]) -> p.Parser:
+    """Reasoning the model wrote without the start marker: the text up to the end marker, provided none of
+    ``stops`` comes first. It is one atomic unit, so on partial input nothing of it is shown until the end marker
+    (reasoning) or a stop or the end of the output (not reasoning: the answer) decides it."""
+    end = core(reasoning.end)
+    delimiters = sorted({s for s in (end, *stops) if s}, key=len, reverse=True)
+    text = p.tag(tags.REASONING, p.until_one_of(delimiters))
+    return p.atomic(text + p.space() + p.tag(tags.UNOPENED_REASONING, p.literal(end)) + p.space())

@@ -16,3 +16,5 @@ COMMIT = "commit"  # zero-width: the call is committed (announced); see peg.comm
 STRAY = "stray"  # markup text a format reads but does not understand (a damaged channel name): kept in a warning
 DROPPED = "dropped"  # markup a format leaves out of the message on purpose; reported with its text in a warning
 UNPARSED = "unparsed"  # markup that did not parse as structure: kept as content, reported as a warning
+UNCLOSED_REASONING = "unclosed-reasoning"  # zero-width: an unterminated reasoning block was read as ending at a call
+UNOPENED_REASONING = "unopened-reasoning"  # an end marker whose block the model never opened (text before: reasoning)
