@@ -56,12 +56,14 @@ def extracts_reasoning(reasoning: ReasoningAnalysis, request: ParseRequest) -> b
 
 
 def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
-    """Whether the model is expected to open the reasoning block itself: thinking is on, the template has a
-    thinking switch (its generation prompt changes with it), and the generation prompt wrote no reasoning marker.
+    """Whether the model is expected to open the reasoning block itself: thinking is on, the template writes the
+    (empty) block into the generation prompt when thinking is off and leaves it to the model when it is on (Qwen3,
+    GLM-4.6, SmolLM3), and this request's generation prompt wrote no reasoning marker.
 
     Only then is text before an end marker the model wrote without its opener read as reasoning: a stream must
     hold such text until it is decided, which costs nothing when the model opens its block as expected, but would
-    hold every plain answer of a template whose model often answers without thinking."""
+    hold every plain answer of a template whose model often answers without thinking (or whose thinking switch
+    is not the request's ``enable_thinking``)."""
     reasoning = analysis.reasoning
     start, end = core(reasoning.start), core(reasoning.end)
     prompts = analysis.generation_prompts
@@ -69,7 +71,8 @@ def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
     return (
         request.enable_thinking
         and bool(start and end)
-        and prompts.thinking != prompts.no_thinking
+        and start in prompts.no_thinking
+        and start not in prompts.thinking
         and start not in gp
         and end not in gp
     )
