@@ -1,15 +1,21 @@
 """Well-formed model outputs for every bundled template, written the way the template itself writes them.
 
-The robustness tests and benchmarks need realistic outputs whose correct parse is known without trusting the
-parser. So each output is *rendered*: an assistant turn (tool calls, content, reasoning) is rendered through the
-template after the user's turn, and the model's part is what follows the prompt, minus the end-of-turn text and
-stop tokens. The expected message is what went into the rendering. Where the rendered history does not continue
-the prompt (the generation prompt opened a reasoning block that history turns drop), the part of the turn header
-the prompt already wrote is removed and the open block is closed first, as a model would.
+The round-trip and robustness tests and the benchmarks need realistic outputs whose correct parse is known without
+trusting the parser. So each output is *rendered*: an assistant turn (tool calls, content, reasoning) is rendered
+through the template after the user's turn, and the model's part is what follows the prompt, minus the end-of-turn
+text and stop tokens. The expected message is what went into the rendering, never what a parser reads from it.
+Where the rendered history does not continue the prompt (the generation prompt opened a reasoning block that history
+turns drop), the part of the turn header the prompt already wrote is removed and the open block is closed first, as
+a model would; the markers written then must be the template's own (they appear in its source).
+
+Every template is tried for every case of :data:`CASES`, whatever its analysis says: a case the template cannot
+render is a *gap* (:func:`gaps`) with what was observed, and the round-trip table needs a stated reason for it.
 
 Tools share name and parameter prefixes (``get`` / ``get_weather``, ``city`` / ``city_code``) and cover every JSON
-type. A template that renders a non-string value as a Python literal (``True``, ``None``, ``['a']``) gets calls
-without that argument: what the model writes then is not JSON, and that is not what these tests measure.
+type: the call of case "one call" carries them all (strings with quotes, a line break, ``<`` and padding spaces and
+tabs; an integer, a float, a boolean, null, an enum, an array, nested objects). Values are kept however the template
+writes them (Python ``True``/``None`` included): the parser must read them back typed. Only an argument the template
+cannot render at all (Gemma 3n concatenates values as strings, so numbers raise) is left out, with a note.
 """
 
 from __future__ import annotations
@@ -31,19 +37,23 @@ from autoparser.generate.reasoning import prefill
 from ..generate.helpers import STOP_TOKENS
 
 __all__ = [
+    "CALL_CASES",
+    "CASES",
+    "CONTENT",
     "HOSTILE",
+    "REASONING",
     "TOOLS",
     "USER",
     "ExpectedCall",
     "Output",
+    "all_outputs",
     "call_marker_cores",
     "chat",
+    "gaps",
     "markers",
     "outputs",
     "payload_words",
     "render_calls",
-    "skip_reasons",
-    "tool_templates",
 ]
 
 USER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather?"}]
@@ -51,10 +61,15 @@ USER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather?"
 # A string with what breaks naive parsers: quotes, a line break, tags and closing-tag look-alikes, a backslash,
 # non-ASCII letters and an astral-plane emoji.
 HOSTILE = 'Pa "ris" <b>x</b> a<b & c\\d\nline two \u6771\u4eac \u00e9t\u00e9 \U0001f30d'
+PADDED = " \t spaced out\t "  # the value's own leading/trailing spaces and tabs belong to it
 CONTENT = 'Here is the forecast for "Paris": 21 < 25 degrees.\nBring an umbrella \u2614, s\'il vous pla\u00eet.'
 REASONING = "First, the user asks about the weather in Paris.\nThe lookup tool needs a city; 2 < 3 holds."
 CALL_CONTENT = "Let me check the forecast."
 FILLER_REASONING = "Let me call the tool."  # written before a call when the prompt left a reasoning block open
+
+# What a template is asked to round-trip; "parallel calls" is two outputs (prefix-sharing names; three calls).
+CASES = ("content", "reasoning+content", "one call", "parallel calls", "content+call", "reasoning+call")
+CALL_CASES = CASES[2:]
 
 
 def _param(kind: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,6 +86,7 @@ _WEATHER_PROPS: dict[str, Any] = {
     "unit": _param({"type": "string", "enum": ["celsius", "fahrenheit"]}),
     "tags": _param({"type": "array", "items": {"type": "string"}}),
     "options": _param({"type": "object", "additionalProperties": {}}),
+    "remark": _param({"type": "string"}),
 }
 
 
@@ -89,20 +105,37 @@ FULL_ARGS: dict[str, Any] = {
     "city": HOSTILE,
     "city_code": "PAR",
     "days": 3,
-    "temp": 21.5,
+    "temp": -21.5,
     "metric": True,
     "note": None,
     "unit": "celsius",
     "tags": ["rain", "wind"],
-    "options": {"depth": {"levels": [1, False, None, 2.5], "label": "deep"}},
+    "options": {"depth": {"levels": [1, False, None, 2.5], "label": "deep"}, "empty": {}},
+    "remark": PADDED,
 }
 
-# Call sets rendered as one assistant turn; a template that cannot render several calls gets the first alone.
-CALL_SETS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
-    "one": (("get_weather", FULL_ARGS),),
-    "prefix": (("get", {"city": "Zanzibar"}), ("get_weather", {"city_code": "ZNZ", "days": 2})),
-    "three": (("ping", {}), ("get_weather", {"city": "Oslo", "city_code": "OSL"}), ("get", {"city": "Timbuktu"})),
-}
+_Calls = tuple[tuple[str, dict[str, Any]], ...]
+
+# The call sets of the call cases: (case, label, calls, content, reasoning).
+_CALL_VARIANTS: tuple[tuple[str, str, _Calls, str, str], ...] = (
+    ("one call", "one", (("get_weather", FULL_ARGS),), "", ""),
+    (
+        "parallel calls",
+        "prefix",
+        (("get", {"city": "Zanzibar"}), ("get_weather", {"city_code": "ZNZ", "days": 2})),
+        "",
+        "",
+    ),
+    (
+        "parallel calls",
+        "three",
+        (("ping", {}), ("get_weather", {"city": "Oslo", "city_code": "OSL"}), ("get", {"city": "Timbuktu"})),
+        "",
+        "",
+    ),
+    ("content+call", "content+call", (("get_weather", {"city": "Reykjavik"}),), CALL_CONTENT, ""),
+    ("reasoning+call", "reasoning+call", (("get", {"city": "Kathmandu"}),), "", REASONING),
+)
 CALL_IDS = ("call00001", "call00002", "call00003")  # Mistral templates insist on 9 alphanumerics
 
 
@@ -124,31 +157,31 @@ class Output:
     reasoning: str = ""
     calls: tuple[ExpectedCall, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    case: str = ""  # one of CASES
 
     @property
     def key(self) -> str:
         return f"{self.template}:{self.label}"
 
 
+@dataclass(frozen=True)
+class _Turn:
+    text: str
+    reasoning: str  # the reasoning the text shows ("" if none)
+
+
+@dataclass(frozen=True)
+class _Gap:
+    why: str
+
+
 @functools.cache
 def chat(template: str) -> ChatParams:
     """The request every output of ``template`` answers (tools offered, reasoning extracted; no tools for a
     template that cannot render any, such as MiroThinker)."""
-    tmpl = ChatTemplate.load(template)
-    try:
-        return tmpl.apply(USER, tools=TOOLS, reasoning_format="auto", parallel_tool_calls=True)
-    except TemplateError:
-        return tmpl.apply(USER, reasoning_format="auto")
-
-
-def tool_templates() -> list[str]:
-    """Templates whose parser reads tool calls (generic ones with a call format, and every dedicated format)."""
-    names = []
-    for name in bundled_templates():
-        analysis = ChatTemplate.load(name).analysis
-        if analysis.tools.format.mode is not ToolFormatMode.NONE or analysis.format != GENERIC:
-            names.append(name)
-    return names
+    return ChatTemplate.load(template).apply(
+        USER, tools=_tools(template), reasoning_format="auto", parallel_tool_calls=True
+    )
 
 
 def markers(template: str) -> tuple[str, ...]:
@@ -223,60 +256,163 @@ def _strings(value: Any) -> list[str]:
 # --- rendering ----------------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _tools(template: str) -> list[dict[str, Any]] | None:
+    """The tools offered: ours, or none for a template that cannot render them (MiroThinker wants MCP servers)."""
+    try:
+        ChatTemplate.load(template).apply(USER, tools=TOOLS)
+    except TemplateError:
+        return None
+    return TOOLS
+
+
 def _render(tmpl: ChatTemplate, messages: Sequence[Mapping[str, Any]], generation: bool) -> str:
-    return tmpl.apply(messages, tools=TOOLS, reasoning_format="auto", add_generation_prompt=generation).prompt
+    tools = _tools(tmpl.name)
+    return tmpl.apply(messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation).prompt
 
 
-def _turn_text(tmpl: ChatTemplate, message: Mapping[str, Any], reasoning: str) -> tuple[str, str] | None:
-    """The model's part of a rendered assistant turn, and the reasoning it carries ("" if none). None when the
-    template cannot render it."""
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0][:120] if str(error) else type(error).__name__
+
+
+# A cut of the turn header is only trusted after one of these: never inside a marker both texts happen to start alike.
+_BOUNDARY = re.compile(r"[\s>\]:}]")
+
+
+def _header_cut(header: str, text: str) -> tuple[int, int]:
+    """How much of the generation prompt's header (``header``) the rendered turn ``text`` repeats: (characters of
+    header covered, characters of text to drop). Usually a common prefix; when the prompt writes a switch before
+    the role header (LongCat's `` /think_on ASSISTANT:``), the longest start of ``text`` found inside ``header``."""
+    shared = common_prefix_len(header, text)
+    while shared and shared < len(header) and not _BOUNDARY.fullmatch(text[shared - 1]):
+        shared -= 1
+    inner = max((k for k in range(3, len(header) + 1) if text[:k] in header), default=0)
+    while inner and not _BOUNDARY.fullmatch(text[inner - 1]):
+        inner -= 1
+    if inner > shared:
+        return header.index(text[:inner]) + inner, inner
+    return shared, shared
+
+
+def _turn_text(tmpl: ChatTemplate, message: Mapping[str, Any], reasoning: str, payload: Sequence[str]) -> _Turn | _Gap:
+    """The model's part of a rendered assistant turn, and the reasoning it shows. ``payload``: texts that must be in
+    the model's part (call names, content), so a turn the template split in two can be told apart."""
     try:
         params = chat(tmpl.name)
-        prompt = params.prompt
         full = _render(tmpl, [*USER, message], False)
         base = _render(tmpl, USER, False)
         plain = _render(tmpl, [*USER, {"role": "assistant", "content": "END_MARK"}], False)
-    except (TemplateError, RecursionError):
-        return None
+    except (TemplateError, RecursionError) as error:
+        return _Gap(f"rendering the turn raises: {_first_line(error)}")
     analysis = tmpl.analysis
     start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
     tail = prefill(params.generation_prompt, analysis.reasoning)
-    if full.startswith(prompt):
-        text = full[len(prompt) :]
-    elif full.startswith(base):
-        text = full[len(base) :]
-        header = params.generation_prompt[: len(params.generation_prompt) - len(tail)]
-        shared = common_prefix_len(header, text)
-        while shared < len(header) and shared and text[shared - 1] not in "\n>":
-            shared -= 1  # stop at a marker boundary, not inside a marker both happen to start alike
-        text = text[shared:]
-        if tail and end and end not in tail:  # the prompt left a block open: write into it, then close it
-            text = text.lstrip()
-            if start and text.startswith(start):
-                text = text[len(start) :].lstrip()
-            if end not in text:
-                text = (reasoning or FILLER_REASONING) + analysis.reasoning.end + text
-            elif not reasoning and text.startswith(end):
-                text = FILLER_REASONING + text
+    end_of_turn = (_inserted(base, plain, params.generation_prompt) or "").partition("END_MARK")[2]
+    inserted = _inserted(base, full, params.generation_prompt)
+    if full.startswith(params.prompt):
+        text: str | _Gap = full[len(params.prompt) :]
+    elif inserted is not None:
+        text = _after_prompt(tmpl, inserted, params.generation_prompt, tail, reasoning)
     else:
-        return None
-    end_of_turn = plain.partition("END_MARK")[2]
+        text = _Gap("the rendered conversation is not the prompt's conversation plus a turn")
+    if isinstance(text, _Gap):
+        return text
     if end_of_turn.strip() and text.endswith(end_of_turn):
         text = text[: -len(end_of_turn)]
     if reasoning and reasoning not in text and analysis.format == GENERIC and start and end:
+        if not (_in_source(tmpl, start) and _in_source(tmpl, end)):
+            return _Gap(f"the learned reasoning markers {start!r}/{end!r} are not in the template")
         text = _inject_reasoning(text, analysis, reasoning, bool(tail))
-    unmarked = text
-    for marker in _marker_fields(analysis)[4:]:  # the tool-call markers (GigaChat's section starts with the stop)
-        if marker.strip():
-            unmarked = unmarked.replace(marker.strip(), "")
-    if end_of_turn.strip() and end_of_turn.strip() in unmarked:
-        return None  # the template split the turn in two (content, then calls): no model writes that
+    text = _split_turn(text, analysis, end_of_turn.strip(), payload)
+    if isinstance(text, _Gap):
+        return text
     shown = reasoning if reasoning and reasoning in text else ""
     if not shown and FILLER_REASONING in text:
         shown = FILLER_REASONING
     if tail and start and start in tail:  # the prompt's part of the block is reasoning too (Apriel's preamble)
         shown = (tail[tail.index(start) + len(start) :] + shown).strip()
-    return text, shown
+    return _Turn(text, shown)
+
+
+def _after_prompt(tmpl: ChatTemplate, turn: str, generation_prompt: str, tail: str, reasoning: str) -> str | _Gap:
+    """What a model writes after the generation prompt, for a history turn that does not continue the prompt: the
+    turn minus the header the prompt already wrote; a block the prompt opened is written into and closed first."""
+    analysis = tmpl.analysis
+    start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
+    header = generation_prompt[: len(generation_prompt) - len(tail)]
+    covered, dropped = _header_cut(header, turn)
+    text, opened = turn[dropped:], header[covered:]
+    if text.startswith(opened):
+        text = text[len(opened) :]
+    elif text.lstrip().startswith(opened.strip()):  # the same opener, spaced otherwise
+        text = text.lstrip()[len(opened.strip()) :].lstrip()
+    else:  # the prompt opened a block the analysis does not know: close it with the template's own tag
+        close = _closing_tag(tmpl, opened.strip())
+        if close is None:
+            return _Gap(f"the generation prompt writes {opened.strip()!r}, which the turn does not continue")
+        if close not in text:
+            text = (reasoning or FILLER_REASONING) + close + "\n\n" + text
+    if tail and end and end not in tail:  # the prompt left a learned block open: write into it, then close it
+        if not _in_source(tmpl, end):
+            return _Gap(f"the learned reasoning end {end!r} is not in the template")
+        text = text.lstrip()
+        if start and text.startswith(start):
+            text = text[len(start) :].lstrip()
+        if end not in text:
+            text = (reasoning or FILLER_REASONING) + analysis.reasoning.end + text
+        elif not reasoning and text.startswith(end):
+            text = FILLER_REASONING + text
+    return text
+
+
+def _inserted(base: str, full: str, header: str) -> str | None:
+    """The text ``full`` adds to ``base``: what follows it, or what is inserted before a tail the template writes
+    after the last message (command-r-plus closes with its tool instructions). Where the turn and the tail start
+    alike, the insertion starts with the generation prompt's ``header``. None if ``full`` is no insertion."""
+    if full.startswith(base):
+        return full[len(base) :]
+    start = common_prefix_len(base, full)
+    while start and not _BOUNDARY.fullmatch(base[start - 1]):
+        start -= 1
+    rest = base[start:]
+    if not full.endswith(rest):
+        return None
+    turn = full[start : len(full) - len(rest)]
+    shared = next((k for k in range(len(header), 0, -1) if turn.endswith(header[:k])), 0)
+    if shared and base[:start].endswith(header[:shared]):  # the same header token on both sides: the turn's own
+        turn = header[:shared] + turn[:-shared]
+    return turn
+
+
+def _split_turn(text: str, analysis: TemplateAnalysis, end_of_turn: str, payload: Sequence[str]) -> str | _Gap:
+    """The turn up to its first end of turn. A template may render a second (empty) turn after the calls, which a
+    model never writes; but when the payload itself is split over two turns, no model output has this shape."""
+    unmarked = text
+    for marker in _marker_fields(analysis)[4:]:  # the tool-call markers (GigaChat's section starts with the stop)
+        if marker.strip():
+            unmarked = unmarked.replace(marker.strip(), "")
+    if not end_of_turn or end_of_turn not in unmarked:
+        return text
+    first = text.find(end_of_turn)
+    while first >= 0 and any(m.strip() and text.startswith(m.strip(), first) for m in _marker_fields(analysis)[4:]):
+        first = text.find(end_of_turn, first + 1)
+    if first < 0:
+        return text
+    if all(p in text[:first] for p in payload):
+        return text[:first]
+    return _Gap("the template splits the turn in two (content and calls in separate turns)")
+
+
+def _in_source(tmpl: ChatTemplate, marker: str) -> bool:
+    return marker in tmpl.source
+
+
+def _closing_tag(tmpl: ChatTemplate, opener: str) -> str | None:
+    """``</x>`` for an opener ``<x>`` when the template's source has it (EXAONE Deep strips history up to
+    ``</thought>``); None otherwise."""
+    tag = re.fullmatch(r"<([A-Za-z_][\w:.-]*)>", opener)
+    close = f"</{tag.group(1)}>" if tag else ""
+    return close if close and _in_source(tmpl, close) else None
 
 
 def _inject_reasoning(text: str, analysis: TemplateAnalysis, reasoning: str, opened: bool) -> str:
@@ -298,54 +434,30 @@ def _cut_stop(text: str, after: int) -> str:
     return text[: min(cuts)] if cuts else text
 
 
-def _json_spellings(value: Any) -> list[str]:
-    return [json.dumps(value), json.dumps(value, separators=(",", ":")), json.dumps(value, ensure_ascii=False)]
-
-
-@functools.cache
-def _unfaithful_args(template: str) -> tuple[str, ...]:
-    """Arguments the template does not write as JSON (Python literals), found by rendering a call with each."""
-    tmpl = ChatTemplate.load(template)
-    if tmpl.analysis.format != GENERIC:
-        return ()  # a dedicated format reads its own literal syntax
-    bad = []
-    for key, value in FULL_ARGS.items():
-        rendered = _call_turn(tmpl, (("get_weather", {key: value}),), "")
-        if rendered is None:
-            continue
-        if isinstance(value, str):
-            spelled = [value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
-        else:
-            spelled = _json_spellings(value)
-        if not any(s in rendered[0] for s in spelled):
-            bad.append(key)
-    return tuple(bad)
-
-
 def _call_turn(
     tmpl: ChatTemplate, calls: Sequence[tuple[str, Mapping[str, Any]]], content: str, reasoning: str = ""
-) -> tuple[str, str] | None:
+) -> _Turn | _Gap:
     wire = [
         {"id": CALL_IDS[i], "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         for i, (name, args) in enumerate(calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": wire}
     if reasoning:
-        message["reasoning_content"] = reasoning
-    turn = _turn_text(tmpl, message, reasoning)
-    if turn is None:
-        return None
-    text, shown = turn
-    at = _find_name(text, calls[-1][0])
-    if at < 0 or any(_find_name(text, name) < 0 for name, _ in calls):
-        return None
-    return _cut_stop(text, at), shown
+        message |= {"reasoning_content": reasoning, "reasoning": reasoning}
+    turn = _turn_text(tmpl, message, reasoning, [name for name, _ in calls])
+    if isinstance(turn, _Gap):
+        return turn
+    if not any(_find_name(turn.text, name) >= 0 for name, _ in calls):
+        return _Gap("the template renders no assistant tool calls")
+    if any(_find_name(turn.text, name) < 0 for name, _ in calls):
+        return _Gap("the template renders only some of the calls")
+    return _Turn(_cut_stop(turn.text, _find_name(turn.text, calls[-1][0])), turn.reasoning)
 
 
 def render_calls(template: str, calls: Sequence[tuple[str, dict[str, Any]]], content: str = "") -> str | None:
     """The template's own text for an assistant turn with these calls (None if it cannot render them)."""
     rendered = _call_turn(ChatTemplate.load(template), tuple(calls), content)
-    return rendered[0] if rendered is not None else None
+    return rendered.text if isinstance(rendered, _Turn) else None
 
 
 def _find_name(text: str, name: str) -> int:
@@ -354,74 +466,83 @@ def _find_name(text: str, name: str) -> int:
     return hits[-1] if hits else -1
 
 
-def _call_outputs(template: str) -> tuple[list[Output], str | None]:
+@functools.cache
+def _unrenderable_args(template: str) -> tuple[str, ...]:
+    """Arguments the template cannot render at all: a call with that argument alone raises, one with a plain
+    string does not (Gemma 3n joins values to strings with ``+``)."""
     tmpl = ChatTemplate.load(template)
-    dropped = _unfaithful_args(template)
-    notes = (f"written as non-JSON literals, left out: {', '.join(dropped)}",) if dropped else ()
+    if isinstance(_call_turn(tmpl, (("get_weather", {"city": "Oslo"}),), ""), _Gap):
+        return ()
+    bad = []
+    for key, value in FULL_ARGS.items():
+        rendered = _call_turn(tmpl, (("get_weather", {key: value}),), "")
+        if isinstance(rendered, _Gap) and rendered.why.startswith("rendering the turn raises"):
+            bad.append(key)
+    return tuple(bad)
+
+
+def _call_outputs(template: str) -> tuple[list[Output], dict[str, str]]:
+    tmpl = ChatTemplate.load(template)
+    dropped = _unrenderable_args(template)
     found: list[Output] = []
-    variants: list[tuple[str, tuple[tuple[str, dict[str, Any]], ...], str, str]] = [
-        (label, calls, "", "") for label, calls in CALL_SETS.items()
-    ]
-    variants.append(("content+call", (("get_weather", {"city": "Reykjavik"}),), CALL_CONTENT, ""))
-    if _reasoning_enabled(tmpl):
-        variants.append(("reasoning+call", (("get", {"city": "Kathmandu"}),), "", REASONING))
-    for label, calls, content, reasoning in variants:
+    missing: dict[str, str] = {}
+    for case, label, calls, content, reasoning in _CALL_VARIANTS:
         kept = tuple((name, {k: v for k, v in args.items() if k not in dropped}) for name, args in calls)
+        notes = ()
+        if kept != calls:
+            notes = (f"the template cannot render {', '.join(k for k in dropped if k in calls[0][1])}: left out",)
         rendered = _call_turn(tmpl, kept, content, reasoning)
-        if rendered is None and len(kept) > 1:
-            kept = kept[:1]
-            label += "[single]"
-            rendered = _call_turn(tmpl, kept, content, reasoning)
-        if rendered is None:
+        if isinstance(rendered, _Gap):
+            missing.setdefault(case, rendered.why)
             continue
-        text, shown = rendered
-        if content and content in text and text.index(content) > _find_name(text, kept[0][0]):
-            continue  # the template writes the content after the calls (Gemma 4): not what a model writes
+        text, shown = rendered.text, rendered.reasoning
         if content and "<|channel|>analysis<|message|>" + content in text:
             content, shown = "", content  # GPT-OSS renders a calling turn's content in the analysis channel
+        elif content and content not in text:
+            missing.setdefault(case, "the template drops the content of a turn with calls")
+            continue
+        elif content and text.index(content) > _find_name(text, kept[0][0]):
+            missing.setdefault(case, "the template writes the content after the calls")  # no model writes that
+            continue
+        if reasoning and not shown:
+            missing.setdefault(case, "the template shows no reasoning in a turn with calls")
+            continue
         expected = tuple(
             ExpectedCall(name, args, CALL_IDS[i] if CALL_IDS[i] in text else "") for i, (name, args) in enumerate(kept)
         )
-        found.append(
-            Output(template, label, text, content if content and content in text else "", shown, expected, notes)
-        )
-    if not found:
-        return [], "the template cannot render tool-call history"
-    return found, None
+        found.append(Output(template, label, text, content, shown, expected, notes, case))
+    for case in {o.case for o in found}:
+        missing.pop(case, None)  # one output of a case is enough (a template that writes no ids, say)
+    return found, missing
 
 
-def _reasoning_enabled(tmpl: ChatTemplate) -> bool:
-    reasoning = tmpl.analysis.reasoning
-    return reasoning.enabled and bool(reasoning.end.strip())
-
-
-def _text_outputs(template: str) -> list[Output]:
-    """Plain content, and reasoning + content where the template has reasoning."""
+def _text_outputs(template: str) -> tuple[list[Output], dict[str, str]]:
+    """Plain content, and reasoning + content."""
     tmpl = ChatTemplate.load(template)
     found: list[Output] = []
-    variants = [("content", "")]
-    if _reasoning_enabled(tmpl):
-        variants.append(("reasoning+content", REASONING))
-    for label, reasoning in variants:
+    missing: dict[str, str] = {}
+    for case, reasoning in (("content", ""), ("reasoning+content", REASONING)):
         message: dict[str, Any] = {"role": "assistant", "content": CONTENT}
         if reasoning:
-            message["reasoning_content"] = reasoning
-        turn = _turn_text(tmpl, message, reasoning)
-        if turn is None or CONTENT not in turn[0]:
+            message |= {"reasoning_content": reasoning, "reasoning": reasoning}  # Solar-Open reads `reasoning`
+        turn = _turn_text(tmpl, message, reasoning, [CONTENT])
+        if isinstance(turn, _Gap) or CONTENT not in turn.text:
             built = _built_from_markers(tmpl, reasoning)
             if built is None:
+                missing[case] = turn.why if isinstance(turn, _Gap) else "the template drops the content"
                 continue
             turn = built
-        text, shown = turn
-        if reasoning and not shown:
-            continue  # the template does not show reasoning next to plain content
-        text = _cut_stop(text, text.find(CONTENT) + len(CONTENT))
-        found.append(Output(template, label, text, CONTENT, shown))
-    return found
+        if reasoning and not turn.reasoning:
+            missing[case] = "the template shows no reasoning next to content (and no reasoning markers were learned)"
+            continue
+        text = _cut_stop(turn.text, turn.text.find(CONTENT) + len(CONTENT))
+        found.append(Output(template, case, text, CONTENT, turn.reasoning, case=case))
+    return found, missing
 
 
-def _built_from_markers(tmpl: ChatTemplate, reasoning: str) -> tuple[str, str] | None:
-    """Reasoning + content written with the analysed markers, for generic templates whose history drops both."""
+def _built_from_markers(tmpl: ChatTemplate, reasoning: str) -> _Turn | None:
+    """Reasoning + content written with the analysed markers, for generic templates whose history drops both. The
+    markers must be the template's own: each appears in its source."""
     analysis = tmpl.analysis
     if analysis.format != GENERIC:
         return None
@@ -430,20 +551,29 @@ def _built_from_markers(tmpl: ChatTemplate, reasoning: str) -> tuple[str, str] |
         reasoning and analysis.content.mode is ContentMode.WRAPPED_WITH_REASONING
     ):
         content = analysis.content.start + CONTENT + analysis.content.end
+    used = [analysis.content.start, analysis.content.end] if content != CONTENT else []
     if not reasoning:
-        return (content, "") if prefill(chat(tmpl.name).generation_prompt, analysis.reasoning) == "" else None
+        if prefill(chat(tmpl.name).generation_prompt, analysis.reasoning) != "":
+            return None
+    else:
+        if not analysis.reasoning.end.strip():
+            return None
+        used += [analysis.reasoning.start, analysis.reasoning.end]
+    if not all(_in_source(tmpl, m.strip()) for m in used):
+        return None
+    if not reasoning:
+        return _Turn(content, "")
     opened = bool(prefill(chat(tmpl.name).generation_prompt, analysis.reasoning))
     head = "" if opened else analysis.reasoning.start
-    return head + reasoning + analysis.reasoning.end + content, reasoning
+    return _Turn(head + reasoning + analysis.reasoning.end + content, reasoning)
 
 
 @functools.cache
-def _all(template: str) -> tuple[tuple[Output, ...], str | None]:
-    calls, reason = _call_outputs(template) if template in _TOOL_TEMPLATES else ([], "no tool-call format")
-    return (*calls, *_text_outputs(template)), reason
-
-
-_TOOL_TEMPLATES = frozenset(tool_templates())
+def _all(template: str) -> tuple[tuple[Output, ...], tuple[tuple[str, str], ...]]:
+    calls, call_gaps = _call_outputs(template)
+    texts, text_gaps = _text_outputs(template)
+    missing = {**text_gaps, **call_gaps}
+    return (*calls, *texts), tuple((case, missing[case]) for case in CASES if case in missing)
 
 
 def outputs(template: str) -> tuple[Output, ...]:
@@ -451,6 +581,10 @@ def outputs(template: str) -> tuple[Output, ...]:
     return _all(template)[0]
 
 
-def skip_reasons() -> dict[str, str]:
-    """Why a template has no tool-call outputs (only templates that have a tool-call format are listed)."""
-    return {t: r for t in sorted(_TOOL_TEMPLATES) if (r := _all(t)[1]) is not None}
+def gaps(template: str) -> dict[str, str]:
+    """The cases ``template`` cannot render, each with what was observed."""
+    return dict(_all(template)[1])
+
+
+def all_outputs() -> list[Output]:
+    return [o for t in bundled_templates() for o in outputs(t)]

@@ -1,0 +1,205 @@
+"""Why a bundled template does not round-trip a case: data for tests/robustness/test_roundtrip.py and the table in
+docs/roundtrip.md. One line each, saying *why*.
+
+Keys per template: a case of ``outputs.CASES``, or a group: :data:`CALLS` (every call case), :data:`REASONING`
+(reasoning+content and reasoning+call), :data:`ALL`. The most specific key wins. ``NOT_RENDERED`` explains cases
+the template cannot render; ``FAILS`` explains rendered cases that do not parse back. A reason starting with
+"pending:" names a parser gap being worked on (issue 11). The test fails on a gap without a reason, and on a reason
+without a gap: a case that starts to round-trip must lose its entry here (then regenerate docs/roundtrip.md).
+"""
+
+from __future__ import annotations
+
+ALL = "*"
+CALLS = "calls"
+REASONING = "reasoning"
+
+_NO_REASONING = "no reasoning syntax: the template renders no reasoning and its prompt opens no reasoning block"
+_NO_CALLS = "never renders assistant tool calls (an empty assistant turn): the template has no call syntax"
+_DROPS_CONTENT = "drops the content of a turn with calls"
+_FIRST_CALL_ONLY = "renders only the first call of a turn"
+_SINGLE_CALL = "raises for more than one call per turn ('only supports single tool-calls at once')"
+_FINAL_THINKING_DROPPED = "history drops a final answer's reasoning (kept only next to calls: see reasoning+call)"
+
+NOT_RENDERED: dict[str, dict[str, str]] = {
+    "Apertus-8B-Instruct": {
+        REASONING: "renders reasoning only from content blocks of type 'thoughts' (`<|inner_prefix|>`), which no "
+        "server sends",
+    },
+    "Cohere2MoE": {"content+call": "drops the content of a turn with calls (it renders `tool_plan` instead)"},
+    "CohereForAI-c4ai-command-r-plus-tool_use": {REASONING: _NO_REASONING},
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": {
+        "content+call": "drops the content of a turn with calls (it renders reasoning_content instead)",
+    },
+    "EssentialAI-rnj-1-instruct": {REASONING: _NO_REASONING},
+    "GigaChat3-10B-A1.8B": {"parallel calls": _FIRST_CALL_ONLY, REASONING: _NO_REASONING},
+    "GigaChat3.1-10B-A1.8B": {"parallel calls": _FIRST_CALL_ONLY, REASONING: _NO_REASONING},
+    "HuggingFaceTB-SmolLM3-3B": {CALLS: "never renders assistant tool calls (an empty assistant turn)"},
+    "Kimi-K2-Instruct": {
+        CALLS: "rendering a call raises: the template appends to a list, which the sandbox refuses (as transformers')",
+        REASONING: _NO_REASONING,
+    },
+    "Kimi-K2-Thinking": {
+        CALLS: "rendering a call raises: the template appends to a list, which the sandbox refuses (as transformers')",
+        "reasoning+content": "history writes `<think></think>` for a final answer (reasoning is kept only next to "
+        "calls, which cannot render)",
+    },
+    "LFM2-8B-A1B": {
+        CALLS: "never renders assistant tool calls (an empty assistant turn); the call syntax is only described",
+        REASONING: _NO_REASONING,
+    },
+    "LFM2.5-Instruct": {
+        CALLS: "never renders assistant tool calls (an empty assistant turn); real output wraps a pythonic list in "
+        "`<|tool_call_start|>` (pending: LFM2.5 wrapper, tested on its own)",
+        REASONING: "reasoning is only `<think>` text inside content (stripped from past turns), never rendered from "
+        "reasoning_content",
+    },
+    "LGAI-EXAONE-EXAONE-Deep-32B": {CALLS: _NO_CALLS},
+    "MadeAgents-Hammer2.1": {
+        CALLS: "never renders assistant tool calls (an empty assistant turn); the JSON-list syntax is stated only in "
+        "the prompt (pending: prose-stated formats)",
+        REASONING: _NO_REASONING,
+    },
+    "MiMo-VL": {REASONING: _NO_REASONING},
+    "MiroThinker": {
+        ALL: "rendering any assistant turn raises: the template sets attributes on messages (`set message.x`), "
+        "which only llama.cpp's engine allows",
+    },
+    "Mistral-Small-3.2-24B-Instruct-2506": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "NVIDIA-Nemotron-Nano-v2": {
+        "content+call": "renders content and calls as two separate turns",
+        "reasoning+content": "the final turn repeats the prompt's open `<think>` and the content, never "
+        "reasoning_content",
+    },
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "NousResearch-Hermes-4-14B": {
+        REASONING: "`thinking=True` only swaps in a system prompt asking for `<think>`; history never renders "
+        "reasoning (pending: prose-stated reasoning)",
+    },
+    "Qwen-Qwen2.5-7B-Instruct": {REASONING: _NO_REASONING},
+    "Qwen3-Coder": {REASONING: _NO_REASONING},
+    "deepcogito-cogito-v1-preview-qwen-14B": {
+        REASONING: "enable_thinking only adds 'Enable deep thinking subroutine.' to the system prompt; no reasoning "
+        "markers in the template",
+    },
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {CALLS: _NO_CALLS},
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": {
+        "content+call": "writes the content after the calls, in a second assistant turn",
+    },
+    "fireworks-ai-llama-3-firefunction-v2": {REASONING: _NO_REASONING},
+    "google-ai-edge-LiteRT-LM-Gemma3n": {REASONING: _NO_REASONING},
+    "google-gemma-2-2b-it": {CALLS: _NO_CALLS, REASONING: _NO_REASONING},
+    "google-gemma-4-31B-it": {
+        "content+call": "writes the content after the calls",
+        "reasoning+content": _FINAL_THINKING_DROPPED,
+    },
+    "google-gemma-4-31B-it-interleaved": {
+        "content+call": "writes the content after the calls",
+        "reasoning+content": _FINAL_THINKING_DROPPED,
+    },
+    "ibm-granite-granite-3.3-2B-Instruct": {
+        CALLS: "never renders assistant tool calls (an empty assistant turn); `<|tool_call|>` + JSON list is stated "
+        "only in the system prompt (pending: prose-stated formats)",
+    },
+    "ibm-granite-granite-4.0": {REASONING: _NO_REASONING},
+    "llama-cpp-deepseek-r1": {"content+call": "renders no calls in a turn that has content"},
+    "llama-cpp-rwkv-world": {CALLS: _NO_CALLS},
+    "meetkai-functionary-medium-v3.1": {REASONING: _NO_REASONING},
+    "meetkai-functionary-medium-v3.2": {REASONING: _NO_REASONING},
+    "meta-llama-Llama-3.1-8B-Instruct": {
+        "parallel calls": _SINGLE_CALL,
+        "content+call": _DROPS_CONTENT,
+        REASONING: _NO_REASONING,
+    },
+    "meta-llama-Llama-3.2-3B-Instruct": {
+        "parallel calls": _SINGLE_CALL,
+        "content+call": _DROPS_CONTENT,
+        REASONING: _NO_REASONING,
+    },
+    "meta-llama-Llama-3.3-70B-Instruct": {
+        "parallel calls": _SINGLE_CALL,
+        "content+call": _DROPS_CONTENT,
+        REASONING: _NO_REASONING,
+    },
+    "meta-llama-Llama-4-Scout-17B-16E-Instruct": {REASONING: _NO_REASONING},
+    "microsoft-Phi-3.5-mini-instruct": {CALLS: _NO_CALLS, REASONING: _NO_REASONING},
+    "microsoft-Phi-4-reasoning": {
+        CALLS: _NO_CALLS,
+        REASONING: "`<think> {Thought} </think> {Solution}` is stated only in its fixed system prompt; history never "
+        "renders reasoning (pending: prose-stated reasoning)",
+    },
+    "mistralai-Mistral-Nemo-Instruct-2407": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "moonshotai-Kimi-K2": {REASONING: _NO_REASONING},
+    "nvidia-Nemotron-Mini-4B-Instruct": {
+        CALLS: "never renders assistant tool calls (an empty assistant turn); the model's `<toolcall>` syntax is not "
+        "in the template",
+        REASONING: _NO_REASONING,
+    },
+    "openai-gpt-oss-120b": {"parallel calls": _FIRST_CALL_ONLY},
+    "openbmb-MiniCPM3-4B": {
+        "content+call": "writes the content after the calls",
+        REASONING: "`<|thought_start|>…<|thought_end|>` is stated only in the system prompt; history never renders "
+        "reasoning (pending: prose-stated reasoning)",
+    },
+    "unsloth-Apriel-1.5": {
+        REASONING: "renders `<thinking>` only from a `thought` field no server sends (the syntax is stated in the "
+        "system prompt: pending: prose-stated reasoning)",
+    },
+    "unsloth-mistral-Devstral-Small-2507": {REASONING: _NO_REASONING},
+    "upstage-Solar-Open-100B": {
+        "content+call": _DROPS_CONTENT,
+        REASONING: "reasoning is its own assistant message (`<|think|>…<|end|>`, then `<|begin|>assistant`), not "
+        "part of the turn",
+    },
+}
+
+_PYTHON_LITERALS = "pending: value decoding: Python literals the template writes (`True`, `None`) come back as strings"
+_PADDING = "pending: value padding: a tagged value loses a leading and a trailing space"
+
+FAILS: dict[str, dict[str, str]] = {
+    "ByteDance-Seed-OSS": {
+        "one call": "pending: value decoding: Python literals the template writes (`True`, `None`, `['rain', "
+        "'wind']`, dicts) come back as strings; a value loses a leading and a trailing space",
+    },
+    "GLM-4.6": {"one call": _PADDING},
+    "GLM-4.7-Flash": {"one call": _PADDING},
+    "GLM-5.2": {"one call": _PADDING},
+    "LGAI-EXAONE-EXAONE-Deep-32B": {
+        ALL: "pending: the prompt opens `<thought>` (history strips up to `</thought>`); that block is not learned",
+    },
+    "MiniMax-M2": {"one call": _PADDING},
+    "MiniMax-M3": {
+        "content": "pending: MiniMax-M3 format: the empty-reasoning prefix `</mm:think>` stays in content",
+        CALLS: "pending: MiniMax-M3 format: `]<]minimax[>[`-separated `<invoke>` calls are not read",
+    },
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {"one call": _PYTHON_LITERALS},
+    "NVIDIA-Nemotron-Nano-v2": {
+        CALLS: "pending: the prompt opens `<think>` (history strips up to `</think>`); that block is not learned",
+    },
+    "Qwen3-Coder": {"one call": _PYTHON_LITERALS},
+    "Qwen3.5-4B": {"one call": _PYTHON_LITERALS},
+    "Spark2.5": {"one call": _PADDING},
+    "StepFun3.5-Flash": {"one call": _PYTHON_LITERALS},
+    "deepseek-ai-DeepSeek-V3.2": {"one call": _PADDING},
+    "deepseek-ai-DeepSeek-V4": {"one call": _PADDING},
+    "google-ai-edge-LiteRT-LM-Gemma3n": {
+        CALLS: "pending: pythonic calls in a ```` ```tool_code ```` fence, values unquoted, are not read",
+    },
+    "inclusionai-ling-3.0-flash": {"one call": _PADDING},
+    "meituan-longcat-LongCat-Flash-Chat": {
+        ALL: "pending: the prompt opens `<longcat_think>` (with tools and thinking on); that block is not learned",
+    },
+    "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
+        "parallel calls": "pending: JSON calls written back to back after `<|python_start|><|python_end|>`: only the "
+        "first is read",
+        "content+call": "pending: content inside `<|python_start|>…<|python_end|>` before the call is not read",
+    },
+    "openbmb-MiniCPM3-4B": {
+        CALLS: "pending: pythonic calls in `<|tool_call_start|>` + ```` ```python ```` are not read",
+    },
+    "stepfun-ai-Step-3.5-Flash": {"one call": _PYTHON_LITERALS},
+    "upstage-Solar-Open-100B": {
+        "parallel calls": "pending: a second `<|tool_call:begin|>` call is not read (only the first call is)",
+    },
+}
