@@ -165,9 +165,6 @@ FAILS: dict[str, dict[str, str]] = {
     "GLM-4.6": {"one call": _PADDING},
     "GLM-4.7-Flash": {"one call": _PADDING},
     "GLM-5.2": {"one call": _PADDING},
-    "LGAI-EXAONE-EXAONE-Deep-32B": {
-        ALL: "pending: the prompt opens `<thought>` (history strips up to `</thought>`); that block is not learned",
-    },
     "MiniMax-M2": {"one call": _PADDING},
     "MiniMax-M3": {
         "content": "pending: MiniMax-M3 format: the empty-reasoning prefix `</mm:think>` stays in content",
@@ -175,7 +172,8 @@ FAILS: dict[str, dict[str, str]] = {
     },
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {"one call": _PYTHON_LITERALS},
     "NVIDIA-Nemotron-Nano-v2": {
-        CALLS: "pending: the prompt opens `<think>` (history strips up to `</think>`); that block is not learned",
+        CALLS: "pending: the prompt opens `<think>` (history strips up to `</think>`); the analysis reads it as the "
+        "content wrapper, not as reasoning",
     },
     "Qwen3-Coder": {"one call": _PYTHON_LITERALS},
     "Qwen3.5-4B": {"one call": _PYTHON_LITERALS},
@@ -187,9 +185,6 @@ FAILS: dict[str, dict[str, str]] = {
         CALLS: "pending: pythonic calls in a ```` ```tool_code ```` fence, values unquoted, are not read",
     },
     "inclusionai-ling-3.0-flash": {"one call": _PADDING},
-    "meituan-longcat-LongCat-Flash-Chat": {
-        ALL: "pending: the prompt opens `<longcat_think>` (with tools and thinking on); that block is not learned",
-    },
     "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
         "parallel calls": "pending: JSON calls written back to back after `<|python_start|><|python_end|>`: only the "
         "first is read",
@@ -199,7 +194,4 @@ FAILS: dict[str, dict[str, str]] = {
         CALLS: "pending: pythonic calls in `<|tool_call_start|>` + ```` ```python ```` are not read",
     },
     "stepfun-ai-Step-3.5-Flash": {"one call": _PYTHON_LITERALS},
-    "upstage-Solar-Open-100B": {
-        "parallel calls": "pending: a second `<|tool_call:begin|>` call is not read (only the first call is)",
-    },
 }
