@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autoparser import ChatTemplate, bundled_templates
 
-from .outputs import CASES, outputs
+from .outputs import CALL_CASES, CASES, outputs
 from .roundtrip import CaseResult, Status, case_results
 
 __all__ = ["DOC", "render", "summary"]
@@ -79,6 +79,12 @@ def summary(results: dict[str, dict[str, CaseResult]]) -> list[str]:
         else:
             kinds["fully" if len(good) == len(rendered) else "partially" if good else "not at all"] += 1
         cases.update(r.status for r in found.values())
+    callers = {
+        t: [r for r in found.values() if r.case in CALL_CASES and r.status is not Status.NOT_RENDERED]
+        for t, found in results.items()
+    }
+    callers = {t: rendered for t, rendered in callers.items() if rendered}
+    calls_ok = sum(all(r.status is Status.OK for r in rendered) for rendered in callers.values())
     pending = {
         (r.template, r.reason) for found in results.values() for r in found.values() if r.reason.startswith("pending")
     }
@@ -87,6 +93,7 @@ def summary(results: dict[str, dict[str, CaseResult]]) -> list[str]:
         f"of them, {kinds['not at all']} none, and {kinds['nothing']} cannot render any case.",
         f"- {sum(cases.values())} cases: {cases[Status.OK]} round-trip, {cases[Status.STREAM_FAILS]} parse but do not "
         f"stream, {cases[Status.FAILS]} do not parse, {cases[Status.NOT_RENDERED]} cannot be rendered.",
+        f"- {len(callers)} templates render tool calls; {calls_ok} of them round-trip every call case they render.",
         f'- {len(pending)} template gaps are pending parser work (reasons starting with "pending:").',
     ]
 
