@@ -109,7 +109,9 @@ def marker_damage(ctx: _Context, count: int) -> Iterator[Mutant]:
         return
     for _ in range(count):
         start, end, marker = ctx.rng.choice(spans)
-        opener = marker in ctx.openers
+        # Damage to an opener, or to a marker inside one (the fence in Command R+'s "Action:\n```json"), may hide
+        # the call: the text must survive, the call need not.
+        opener = marker in ctx.openers or any(a <= start < b for a, b in ctx.opener_spans)
         calls = None if opener or not ctx.enforce else len(ctx.output.calls)
         i = ctx.rng.randrange(start, end)
         op = ctx.rng.choice(["delete", "duplicate", "swapcase", "drop", "repeat", "repeat50"])
