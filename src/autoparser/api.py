@@ -69,6 +69,8 @@ class ChatTemplate(JinjaChatTemplate):
         if "enable_thinking" in extra:
             enable_thinking = bool(extra.pop("enable_thinking"))
 
+        notes: dict[str, None] = {}  # what the prompt had to leave out (once, though both renders hit it)
+
         def render(generation: bool) -> str:
             try:
                 return self.render(
@@ -76,9 +78,19 @@ class ChatTemplate(JinjaChatTemplate):
                 )
             except RenderLimitError:
                 raise  # a render past its limits: retrying without tools would only cost another timeout
-            except TemplateError:
+            except TemplateError as err:
                 if tool_list is not None:
-                    raise
+                    if self.capabilities.supports_tools:
+                        raise  # the tools themselves are at fault (a missing field the template reads)
+                    # The template cannot render any tool list (MiroThinker's tools branch fails in Jinja2, as in
+                    # transformers): the prompt goes without it, and the parser still reads calls of these tools.
+                    notes[
+                        f"template {self.name!r} cannot render a tool list ({err.reason}); the prompt was rendered "
+                        "without tools (describe them in a system message); calls of the requested tools are parsed"
+                    ] = None
+                    return self.render(
+                        prepared, None, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
+                    )
                 # Some tool-use templates iterate `tools` unconditionally; an empty list means the same as none.
                 return self.render(
                     prepared, [], add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
@@ -102,7 +114,7 @@ class ChatTemplate(JinjaChatTemplate):
             self.analysis.format,
             generated,
             grammar,
-            warnings,
+            (*notes, *warnings),
         )
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:

@@ -31,7 +31,8 @@ class ChatParams:
     format: str
     _generated: GeneratedParser = field(repr=False)
     _grammar: GrammarSpec = field(default_factory=GrammarSpec, repr=False)
-    # Why the parser is simpler than the analysis describes (it could not be built from the learned markers).
+    # What apply() had to degrade: a tool list the template cannot render, a parser simpler than the analysis
+    # describes (it could not be built from the learned markers).
     warnings: tuple[str, ...] = ()
 
     @property

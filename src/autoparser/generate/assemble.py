@@ -32,9 +32,10 @@ class GeneratedParser:
     tool_triggers: tuple[str, ...]  # markers that start a tool call in this format (not read yet: grammar triggers)
     request: ParseRequest
     id_position: str = "none"  # where a call's id comes: "none", "before_args" or "after_args"
-    # Dedicated formats whose arguments are not JSON (Python calls, Gemma's dicts) convert the complete TOOL_ARGS
-    # text to JSON text; while a call is incomplete its arguments are then held back.
-    convert_args: Callable[[str], str] | None = None
+    # Dedicated formats whose arguments are not JSON (Python calls, Gemma's dicts, MiniMax-M3's XML elements)
+    # convert the complete TOOL_ARGS text to JSON text: ``convert_args(tool_name, text)`` (the tool's schema may
+    # type the values); while a call is incomplete its arguments are then held back.
+    convert_args: Callable[[str, str], str] | None = None
 
 
 @functools.lru_cache(maxsize=256)

@@ -72,7 +72,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         (CALL_START,) if use_tools else (),
         request,
         "none",  # Gemma's calls carry no ids
-        args_to_json if use_tools else None,
+        _convert if use_tools else None,
     )
 
 
@@ -152,6 +152,12 @@ def args_to_json(text: str) -> str:
     if scan_json(result, 0, "object", "json", False) != (OK, len(result)):
         raise ValueError(f"not a Gemma argument dict: {text[:80]!r}")
     return result
+
+
+def _convert(name: str, text: str) -> str:
+    """The mapper's converter: every tool's dict reads the same way."""
+    del name
+    return args_to_json(text)
 
 
 def _scalar(kind: str, value: str, is_key: bool) -> str:

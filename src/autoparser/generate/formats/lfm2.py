@@ -79,7 +79,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         prefill(request.generation_prompt, reasoning),
         triggers,
         request,
-        convert_args=python_kwargs_to_json,
+        convert_args=_convert,
     )
 
 
@@ -184,6 +184,12 @@ def _call_list(tools: tuple[ToolSpec, ...]) -> p.Parser:
 @functools.cache
 def _kwargs_parser() -> p.CompiledParser:
     return (p.space() + _kwargs(tagged=True) + p.space() + p.end()).compile()
+
+
+def _convert(name: str, text: str) -> str:
+    """The mapper's converter: every tool's keyword arguments read the same way."""
+    del name
+    return python_kwargs_to_json(text)
 
 
 def python_kwargs_to_json(text: str) -> str:
