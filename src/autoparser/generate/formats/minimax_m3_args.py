@@ -9,16 +9,16 @@ by the namespace token ``]<]minimax[>[``::
 * strings are raw: quotes, ``<``, ``&`` and line breaks as they are, nothing escaped;
 * numbers as Python prints them (``3``, ``21.5``, ``1e-05``); booleans as JSON (``true``/``false``);
 * ``None`` is left out: an argument or object member set to None is not written, a None list item is an empty
-  ``<item>``;
+  ``<item>`` (so an empty element of an untyped value is null as a list item, and "" as a member);
 * an object is one child element per member (``<key>value</key>``, in the dict's order), an array one ``<item>``
   child per item; an empty object, array or string is an empty element.
 
 So the text alone does not say whether ``42`` is a number or a string: the schema does. A string-typed value is
 raw text up to its own closing tag (a ``<b>`` inside it is text); other values are JSON literals where they are
 valid ones (``True``/``False``/``None`` too) and strings otherwise, as the generic tagged parser reads them; where
-the schema says nothing, child elements make an object (an array when they are all ``<item>``) and an empty
-element is null. A value written as JSON text (``<tags>["a"]</tags>``), an array written as repeated elements
-(``<tag>a</tag><tag>b</tag>``) and arguments written as one JSON object are read too.
+the schema says nothing, child elements make an object (an array when they are all ``<item>``). A value written
+as JSON text (``<tags>["a"]</tags>``), an array written as repeated elements (``<tag>a</tag><tag>b</tag>``) and
+arguments written as one JSON object are read too.
 
 The namespace token is a special token, which a detokenizer may drop, so tags are read with or without it. When the
 text has it at all, only a tag with the token opens child elements of an untyped value, and a string ends at the
@@ -237,7 +237,7 @@ class _Reader:
                 stack.append(_Frame(name, schema))
                 continue
             end, after = self._content_end(pos, name)
-            frame.members.append((name, self._leaf(text[pos:end], schema)))
+            frame.members.append((name, self._leaf(text[pos:end], schema, in_array=name == _ITEM)))
             pos = after
 
     def _child_schema(self, frame: _Frame, name: str) -> Any:
@@ -274,13 +274,13 @@ class _Reader:
         start = at - len(NS) if at - len(NS) >= pos and text.startswith(NS, at - len(NS)) else at
         return start, at + len(tag)
 
-    def _leaf(self, raw: str, schema: Any) -> Any:
+    def _leaf(self, raw: str, schema: Any, in_array: bool) -> Any:
         """One value written as text; an array-only schema takes it as one item of an array written as repeated
         elements."""
         kinds = self.schemas.kinds(schema)
         if kinds == {"array"} and raw.strip(_SPACE) and not raw.strip(_SPACE).startswith("["):
-            return _Repeated([_scalar(raw, self.schemas.kinds(self.schemas.item(schema)))])
-        return _scalar(raw, kinds)
+            return _Repeated([_scalar(raw, self.schemas.kinds(self.schemas.item(schema)), in_array=True)])
+        return _scalar(raw, kinds, in_array)
 
     def _finish(self, frame: _Frame, top: bool = False) -> Any:
         """The value of a closed element: an object, or an array (its schema says so, or it says nothing and every
@@ -301,14 +301,14 @@ class _Reader:
         return found
 
 
-def _scalar(raw: str, kinds: frozenset[str]) -> Any:
+def _scalar(raw: str, kinds: frozenset[str], in_array: bool) -> Any:
     """A value written as text, read as the admitted ``kinds`` allow. A string-typed value keeps its text exactly;
     anything else is a JSON literal where it is one, else its text as a string (not what the schema asks for)."""
     text = raw.strip(_SPACE)
     if "string" in kinds and kinds != _ALL_KINDS:
         return raw
     if not raw:
-        return _empty(kinds)
+        return _empty(kinds, in_array)
     if not text and kinds & _CONTAINERS and "string" not in kinds:
         return {} if "object" in kinds else []
     if text in _TRUE + _FALSE and "boolean" in kinds:
@@ -324,11 +324,12 @@ def _scalar(raw: str, kinds: frozenset[str]) -> Any:
     return raw
 
 
-def _empty(kinds: frozenset[str]) -> Any:
-    """An empty element: an empty object or array where the schema asks for one (the template writes None by
-    leaving the element out), null where it admits null or says nothing (a None list item), else ""."""
+def _empty(kinds: frozenset[str], in_array: bool) -> Any:
+    """An empty element: an empty object or array where the schema asks for one (the template writes a None member
+    by leaving the element out), null where it admits null; where it says nothing, null for a list item (how the
+    template writes None there) and "" for a member, else ""."""
     if kinds == _ALL_KINDS:
-        return None
+        return None if in_array else ""
     if "object" in kinds:
         return {}
     if "array" in kinds:

@@ -18,8 +18,10 @@ well-formed element content, so a valid call is never rejected for it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +44,9 @@ _STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
 _NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _OBJECT_HINTS = ("properties", "additionalProperties", "required")
 _ARRAY_HINTS = ("items", "prefixItems", "minItems", "maxItems")
+_TAG_NAME = re.compile(r"[^<>/\s][^<>\n]*")  # what the parser reads as an element name
+# Schemas nest this deep at most (deeper: any content); recursion through ``$ref`` goes through rules.
+_MAX_DEPTH = 32
 
 
 def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
@@ -82,38 +87,42 @@ def _section(request: ParseRequest) -> p.Parser:
 
 def _invoke(tool: ToolSpec, names: _Names) -> p.Parser:
     head = p.literal(f"{NS}{INVOKE_PREFIX}{tool.name}{NAME_END}")
-    body = _SchemaGrammar(tool, names).arguments()
-    return p.rule(names("invoke", rule_safe(tool.name)), head + body + p.literal(NS + INVOKE_END))
+    return p.rule(names("invoke", rule_safe(tool.name)), head + _SchemaGrammar(tool, names).arguments())
 
 
 # --- any well-formed content -------------------------------------------------------------------------------------
+#
+# Every element's content is built together with its end tag (``close`` below, ``NS</name>`` as one literal): text
+# is then ``until(NS)`` directly followed by a literal starting with the token, which grammar writers fuse into one
+# lexeme, and no lexeme is a prefix of a sibling's that runs on further (llguidance's lexer does not back up).
 
 
-def _element(name: p.Parser | str, content: p.Parser, closing_name: p.Parser | str | None = None) -> p.Parser:
-    """``NS<name>`` content ``NS</name>``, where ``content`` ends with the token (text must directly precede it).
-    ``closing_name`` is the end tag's name when it is not a fixed string (the grammar cannot match the two)."""
-    if isinstance(name, str):
-        return p.literal(f"{NS}<{name}>") + content + p.literal(f"</{name}>")
-    return p.literal(NS + "<") + name + ">" + content + "</" + (closing_name or name) + ">"
+def _element(name: str, content: Any) -> p.Parser:
+    """``NS<name>`` content ``NS</name>``; ``content(close)`` builds the content with the end tag."""
+    return p.literal(f"{NS}<{name}>") + content(p.literal(f"{NS}</{name}>"))
 
 
-def _text_content(text: p.Parser | None = None) -> p.Parser:
-    """Text up to the token, then the token (the end tag's namespace token)."""
-    return (text if text is not None else p.until(NS)) + p.literal(NS)
+def _text(close: p.Parser, text: p.Parser | None = None) -> p.Parser:
+    """Text (by default anything) up to the token that starts the end tag, then the end tag."""
+    return (text if text is not None else p.until(NS)) + close
+
+
+def _any(close: p.Parser, again: p.Parser) -> p.Parser:
+    """Any content: child elements or text."""
+    return p.choice(p.one_or_more(again) + close, _text(close))
 
 
 _ANY_NAME = p.chars("[^<>/\\n]", 1)
 
 
 def _any_element() -> p.Parser:
-    """One self-recursive rule: an element with any name holding child elements or text."""
+    """One self-recursive rule: an element with any name holding child elements or any text."""
     again = p.ref("minimax-m3-any-element")
-    content = p.choice(p.one_or_more(again) + p.literal(NS), _text_content())
-    return p.rule("minimax-m3-any-element", _element(_ANY_NAME, content))
+    content = _any(p.literal(NS + "</"), again) + _ANY_NAME + ">"
+    return p.rule("minimax-m3-any-element", p.literal(NS + "<") + _ANY_NAME + ">" + content)
 
 
 ANY_ELEMENT = _any_element()
-ANY_CONTENT = p.rule("minimax-m3-any-content", p.choice(p.one_or_more(ANY_ELEMENT) + p.literal(NS), _text_content()))
 
 
 # --- schema-typed content ----------------------------------------------------------------------------------------
@@ -136,73 +145,73 @@ class _Names:
 
 
 class _SchemaGrammar:
-    """The element grammar of one tool's parameter schema. :meth:`content` is what follows an element's start tag
-    up to and including the namespace token of its end tag; ``path`` (property names down to a value) names the
-    rules."""
+    """The element grammar of one tool's parameter schema. :meth:`content` is what follows an element's start tag,
+    through its end tag ``close``; ``path`` (property names down to a value) names the rules."""
 
     def __init__(self, tool: ToolSpec, names: _Names) -> None:
         self._tool = rule_safe(tool.name)
         self._root = tool.parameters
         self._names = names
-        self._refs: dict[str, p.Parser] = {}
+        self._refs: dict[str, p.Parser] = {}  # $ref -> the rule of its elements (a ref() while it is being built)
 
     def arguments(self) -> p.Parser:
-        """The argument elements: the parameter schema read as an object (none at all: any elements)."""
-        schema = self._root
-        if not schema:
-            return p.zero_or_more(ANY_ELEMENT)
-        return self._members({**schema, "type": "object"}, "")
+        """The argument elements and the invoke's end tag: the parameter schema read as an object."""
+        close = p.literal(NS + INVOKE_END)
+        if not self._root:
+            return p.zero_or_more(ANY_ELEMENT) + close
+        return self._members({**self._root, "type": "object"}, "") + close
 
     def _name(self, path: str, kind: str = "") -> str:
         return self._names(self._tool, path or "args", kind)
 
-    def content(self, schema: Any, path: str) -> p.Parser:
-        """Element content valid under ``schema``, through the end tag's namespace token."""
-        if not isinstance(schema, Mapping) or not schema:
-            return ANY_CONTENT
+    def content(self, schema: Any, path: str, close: p.Parser, depth: int = 0) -> p.Parser:
+        """Element content valid under ``schema``, then ``close``; dispatches on the keywords, most specific first."""
+        if not isinstance(schema, Mapping) or not schema or depth > _MAX_DEPTH:
+            return _any(close, ANY_ELEMENT)
         if "$ref" in schema:
-            return self._ref(schema["$ref"], path)
+            return self._ref(schema["$ref"], path, close, depth)
         if "const" in schema:
-            return self._constants([schema["const"]])
+            return self._constants([schema["const"]], close)
         if isinstance(schema.get("enum"), list):
-            return self._constants(schema["enum"])
+            return self._constants(schema["enum"], close)
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
                 rest = {k: v for k, v in schema.items() if k != key}
                 branches = [{**rest, **b} for b in schema[key] if isinstance(b, Mapping)]
                 if not branches:
-                    return ANY_CONTENT
-                return p.choice(*(self.content(b, _at(path, str(i))) for i, b in enumerate(branches, 1)))
+                    return _any(close, ANY_ELEMENT)
+                alternatives = (self.content(b, _at(path, str(i)), close, depth + 1) for i, b in enumerate(branches, 1))
+                return p.choice(*alternatives)
         if "allOf" in schema:
-            return self._all_of(schema, path)
+            return self._all_of(schema, path, close, depth)
         if schema.get("nullable") is True:
-            return p.choice(self.content({k: v for k, v in schema.items() if k != "nullable"}, path), p.literal(NS))
+            plain = {k: v for k, v in schema.items() if k != "nullable"}
+            return p.choice(self.content(plain, path, close, depth + 1), close)
         kind = schema.get("type", _implied_type(schema))
         if isinstance(kind, list) and kind:
-            return p.choice(*(self.content({**schema, "type": t}, _at(path, str(t))) for t in kind))
+            alternatives = (self.content({**schema, "type": t}, _at(path, str(t)), close, depth + 1) for t in kind)
+            return p.choice(*alternatives)
         match kind:
             case "string":
-                return self._string(schema, path)
+                limits = {k: schema[k] for k in _STRING_KEYWORDS if k in schema}
+                if not limits:
+                    return _text(close)
+                text = p.schema(p.until(NS), self._name(path, "text"), {"type": "string", **limits}, raw=True)
+                return _text(close, text)
             case "integer" | "number":
                 bounds = {k: schema[k] for k in _NUMBER_KEYWORDS if k in schema}
-                return p.schema(p.json(), self._name(path), {"type": kind, **bounds}) + p.literal(NS)
+                return p.schema(p.json(), self._name(path), {"type": kind, **bounds}) + close
             case "boolean":
-                return p.choice("true", "false") + p.literal(NS)
+                return p.choice("true", "false") + close
             case "null":
-                return p.literal(NS)  # an empty element
+                return close  # an empty element
             case "object":
-                return self._members(schema, path) + p.literal(NS)
+                return self._members(schema, path, depth) + close
             case "array":
-                return self._array(schema, path)
-        return ANY_CONTENT
+                return self._array(schema, path, depth) + close
+        return _any(close, ANY_ELEMENT)
 
-    def _string(self, schema: Mapping[str, Any], path: str) -> p.Parser:
-        limits = {k: schema[k] for k in _STRING_KEYWORDS if k in schema}
-        if not limits:
-            return _text_content()
-        return _text_content(p.schema(p.until(NS), self._name(path, "text"), {"type": "string", **limits}, raw=True))
-
-    def _members(self, schema: Mapping[str, Any], path: str) -> p.Parser:
+    def _members(self, schema: Mapping[str, Any], path: str, depth: int = 0) -> p.Parser:
         """The member elements of an object: in the schema's order, required ones present, then the additional
         ones the schema allows (none by default when it lists properties)."""
         props = schema.get("properties")
@@ -211,61 +220,63 @@ class _SchemaGrammar:
         required = {r for r in schema.get("required") or () if isinstance(r, str) and r in props}
         parts: list[p.Parser] = []
         for name, sub in props.items():
-            if "<" in name or ">" in name or "\n" in name:
+            if not _TAG_NAME.fullmatch(name):
                 member = ANY_ELEMENT  # a name no tag can hold
             else:
-                member = p.rule(self._name(_at(path, name)), _element(name, self.content(sub, _at(path, name))))
+                content = functools.partial(self.content, sub, _at(path, name), depth=depth + 1)
+                member = p.rule(self._name(_at(path, name)), _element(name, content))
             parts.append(member if name in required else p.optional(member))
         if extra_schema is not False:
-            if isinstance(extra_schema, Mapping) and extra_schema:
-                name = p.chars("[^<>/\\n]", 1)
-                extra = _element(name, self.content(extra_schema, _at(path, "extra")))
-            else:
-                extra = ANY_ELEMENT
-            parts.append(p.zero_or_more(extra))
+            parts.append(p.zero_or_more(ANY_ELEMENT))  # (any name: the value's schema cannot follow the name)
         return p.sequence(*parts) if parts else p.eps()
 
-    def _array(self, schema: Mapping[str, Any], path: str) -> p.Parser:
+    def _array(self, schema: Mapping[str, Any], path: str, depth: int) -> p.Parser:
         items = schema.get("items")
-        item_content = self.content(items, _at(path, "item")) if isinstance(items, Mapping) else ANY_CONTENT
-        item = p.rule(self._name(path, "item"), _element("item", item_content))
+        item_schema = items if isinstance(items, Mapping) else {}
+        content = functools.partial(self.content, item_schema, _at(path, "item"), depth=depth + 1)
+        item = p.rule(self._name(path, "item"), _element("item", content))
         low, high = _count(schema.get("minItems")) or 0, _count(schema.get("maxItems"))
         if high is not None and high < low:
             high = None  # unsatisfiable: stay permissive rather than write an empty language
-        return p.repeat(item, low, -1 if high is None else high) + p.literal(NS)
+        return p.repeat(item, low, -1 if high is None else high)
 
-    def _constants(self, values: list[Any]) -> p.Parser:
+    def _ref(self, target: Any, path: str, close: p.Parser, depth: int) -> p.Parser:
+        """A local ``#/…`` reference to an object or array schema is one rule per target, its elements without the
+        end tag (recursion goes through ``ref()``); anything else is inlined, since text must be fused with the end
+        tag of each use. A remote or broken reference is any content."""
+        resolved = resolve_local_ref(self._root, target) if isinstance(target, str) else None
+        if not isinstance(resolved, Mapping):
+            return _any(close, ANY_ELEMENT)
+        kind = resolved.get("type", _implied_type(resolved))
+        if kind not in ("object", "array") or any(k in resolved for k in ("anyOf", "oneOf", "allOf", "$ref", "enum")):
+            return self.content(resolved, path, close, depth + 1)
+        if target not in self._refs:
+            where = _at("ref", target.rsplit("/", 1)[-1])
+            name = self._name(where)
+            self._refs[target] = p.ref(name)
+            build = self._members if kind == "object" else self._array
+            self._refs[target] = p.rule(name, build(resolved, where, depth + 1))
+        return self._refs[target] + close
+
+    def _constants(self, values: list[Any], close: p.Parser) -> p.Parser:
         texts = [text for text in map(_render, values) if text is not None]
         if not texts:
-            return ANY_CONTENT
-        return p.choice(*(p.literal(text + NS) for text in dict.fromkeys(texts)))
+            return _any(close, ANY_ELEMENT)
+        return p.choice(*(p.literal(text) + close if text else close for text in dict.fromkeys(texts)))
 
-    def _ref(self, target: Any, path: str) -> p.Parser:
-        if not isinstance(target, str):
-            return ANY_CONTENT
-        if target in self._refs:
-            return self._refs[target]
-        resolved = resolve_local_ref(self._root, target)
-        if resolved is None:
-            return ANY_CONTENT
-        name = self._name(_at("ref", rule_safe(target.rsplit("/", 1)[-1])))
-        self._refs[target] = p.ref(name)
-        self._refs[target] = rule = p.rule(name, self.content(resolved, _at(path, "ref")))
-        return rule
-
-    def _all_of(self, schema: Mapping[str, Any], path: str) -> p.Parser:
+    def _all_of(self, schema: Mapping[str, Any], path: str, close: p.Parser, depth: int) -> p.Parser:
         parts = [{k: v for k, v in schema.items() if k != "allOf"}]
         for part in schema["allOf"] if isinstance(schema["allOf"], list) else [None]:
             if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
                 part = resolve_local_ref(self._root, part["$ref"])
             if not isinstance(part, Mapping) or "$ref" in part or "allOf" in part:
-                return ANY_CONTENT
+                return _any(close, ANY_ELEMENT)
             parts.append(dict(part))
         try:
             merged = merge_schemas([(part, f"#/allOf/{i}") for i, part in enumerate(parts)], "#")
         except SchemaError:
-            return ANY_CONTENT
-        return self.content(merged, path)
+            return _any(close, ANY_ELEMENT)
+        return self.content(merged, path, close, depth + 1)
 
 
 def _at(path: str, name: str) -> str:
