@@ -131,8 +131,10 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     names = (p.tag(tags.TOOL_NAME, p.literal(t.name)) for t in sorted(tools, key=lambda t: -len(t.name)))
     head = p.space() + _tag(INVOKE_PREFIX) + p.atomic(p.choice(*names) + NAME_END) + p.commit()
     arguments = p.tag(tags.TOOL_ARGS, p.until_one_of(_ARGS_END))
-    # A dropped end tag: the next call, the section's end or the end of turn closes the call.
-    dropped = p.peek(p.choice(*(p.literal(m) for m in _ARGS_END if m not in (INVOKE_END, NS + INVOKE_END))))
+    # A dropped end tag: the next call or the section's end closes the call (the end of turn does not: like the end
+    # of the output, it may have cut the call off).
+    followers = [m for m in _ARGS_END if m not in (INVOKE_END, NS + INVOKE_END, EOS)]
+    dropped = p.peek(p.choice(*(p.literal(m) for m in followers)))
     closing = p.choice(_tag(INVOKE_END), dropped) + p.space()
     return p.recover(p.tag(tags.TOOL, head + arguments + closing))
 
