@@ -209,6 +209,19 @@ def test_thinking_enabled_round_trip() -> None:
     assert message.tool_calls == (ToolCall("get", '{"city": "Rome"}'),)
 
 
+def test_a_call_ends_a_reasoning_block_never_closed() -> None:
+    params = chat(chat_template_kwargs={"thinking_mode": "enabled"})  # the prompt opened <mm:think>
+    call = _section(_call("get", _el("city", "Rome")))
+    message = params.parse("I need Rome. " + call)
+    assert (message.reasoning_content, message.content) == ("I need Rome.", "")
+    assert message.tool_calls == (ToolCall("get", '{"city": "Rome"}'),)
+    assert len(message.warnings) == 1  # the block was not closed
+    quoted = params.parse("I could write " + call + " but no.</mm:think>Rome is sunny.")
+    assert quoted.tool_calls == () and quoted.content == "Rome is sunny." and "<invoke" in quoted.reasoning_content
+    for text in ("I need Rome. " + call, "I could write " + call + " but no.</mm:think>Rome is sunny."):
+        assert check_stream(params, char_chunks(text)) == []
+
+
 # --- the argument converter --------------------------------------------------------------------------------------
 
 

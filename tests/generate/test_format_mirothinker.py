@@ -125,6 +125,19 @@ def test_generation_prompt(thinking: bool, prefilled: bool) -> None:
     assert (message.content, message.reasoning_content) == ("The answer.", "" if prefilled else "Hm.")
 
 
+def test_reasoning_liberties() -> None:
+    call = mcp_calls([("get", {"city": "Rome"})])
+    unclosed = chat().parse("<think>\nI need Rome." + call)  # a call ends a block never closed
+    assert (unclosed.reasoning_content, unclosed.content, len(unclosed.warnings)) == ("I need Rome.", "", 1)
+    assert unclosed.tool_calls == (ToolCall("get", '{"city": "Rome"}'),)
+    quoted = chat().parse("<think>\nMaybe" + call + "\nNo.\n</think>\n\nRome is sunny.")
+    assert (quoted.tool_calls, quoted.content) == ((), "Rome is sunny.")
+    again = chat(enable_thinking=False).parse("<think>\nStill.\n</think>\n\nHi.")  # after the prompt's empty block
+    assert (again.reasoning_content, again.content, again.warnings) == ("Still.", "Hi.", ())
+    for text in ("<think>\nI need Rome." + call, "<think>\nMaybe" + call + "\nNo.\n</think>\n\nRome is sunny."):
+        assert check_stream(chat(), char_chunks(text)) == []
+
+
 # --- the template's own layout parses back -----------------------------------------------------------------------
 
 

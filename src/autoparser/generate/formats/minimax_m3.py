@@ -86,11 +86,14 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items: list[p.Parser] = []
     stops = [EOS]
     triggers: tuple[str, ...] = ()
+    sections: p.Parser | None = None
     if request.tools_enabled:
         calls = _calls(request.tools)
         closing = p.optional(p.space() + _tag(SECTION_END)) + p.space()
-        items.append(p.space() + _tag(SECTION_START) + calls + closing)
-        items.append(calls + closing)  # the model dropped the section's start tag
+        section = p.space() + _tag(SECTION_START) + calls + closing
+        bare = calls + closing  # the model dropped the section's start tag
+        items += [section, bare]
+        sections = p.choice(section, bare)
         triggers = (NS + SECTION_START,)
         stops += _CALL_OPENERS
     stops.sort(key=len, reverse=True)
@@ -102,9 +105,10 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items.append(p.negate(p.end()) + text)
     head = p.eps()
     if extracts_reasoning(reasoning, request):
-        # A turn without reasoning opens with a bare end tag (the template writes it so, and so does its prompt
-        # with thinking disabled; a model may repeat it).
-        head = p.optional(p.choice(reasoning_block(reasoning), flex(reasoning.end)))
+        # A call ends a block the model never closed (see reasoning.py). A turn without reasoning opens with a bare
+        # end tag (the template writes it so, and so does its prompt with thinking disabled; a model may repeat it).
+        block = reasoning_block(reasoning, sections, _CALL_OPENERS if sections is not None else ())
+        head = p.optional(p.choice(block, flex(reasoning.end)))
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()

@@ -69,13 +69,15 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items: list[p.Parser] = []
     triggers: tuple[str, ...] = ()
     stops: list[str] = []
+    blocks: p.Parser | None = None
     if request.tools_enabled:
         call = _call(request.tools)
         calls = call + p.zero_or_more(p.space() + call)
         closing = p.choice(flex(BLOCK_END), p.space())
-        items.append(flex(BLOCK_START) + calls + closing)
-        # The block tags dropped: a call still opens with its server (or tool) name.
-        items.append(p.space() + calls + closing)
+        block = flex(BLOCK_START) + calls + closing
+        bare = p.space() + calls + closing  # the block tags dropped: a call still opens with its server or tool name
+        items += [block, bare]
+        blocks = p.choice(block, bare)
         triggers = (BLOCK_START,)
         stops = [BLOCK_START, SERVER_START, TOOL_START]
     text = p.tag(tags.CONTENT, p.until_one_of(stops) if stops else p.rest())
@@ -85,7 +87,10 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items.append(p.negate(p.end()) + text)
     head = p.eps()
     if extracts_reasoning(_THINK, request):
-        head = p.optional(reasoning_block(_THINK))
+        # A call ends a block the model never closed (see reasoning.py); with thinking off the prompt wrote an empty
+        # block, and one the model writes anyway is still reasoning.
+        block = p.optional(reasoning_block(_THINK, blocks, stops))
+        head = block + block if prefill(request.generation_prompt, _THINK) else block
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()
