@@ -167,8 +167,8 @@ FAILS: dict[str, dict[str, str]] = {
     "GLM-5.2": {"one call": _PADDING},
     "MiniMax-M2": {"one call": _PADDING},
     "MiniMax-M3": {
-        "content": "pending: MiniMax-M3 format: the empty-reasoning prefix `</mm:think>` stays in content",
-        CALLS: "pending: MiniMax-M3 format: `]<]minimax[>[`-separated `<invoke>` calls are not read",
+        "one call": "the template leaves out an argument set to None (`note`: nothing to read back) and writes an "
+        "empty object in an untyped value (`options.empty`) as an empty element, like an empty string (read as \"\")",
     },
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {"one call": _PYTHON_LITERALS},
     "NVIDIA-Nemotron-Nano-v2": {
