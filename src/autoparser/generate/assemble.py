@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .. import peg as p
 from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormatMode
 from . import tags
-from .markers import FENCE, core, flex, is_fence, opener
+from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import field_key, json_call, json_calls
@@ -100,7 +100,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
             looks_like_call = p.space() + p.optional(p.literal("{") + p.space()) + name_key
             if bare == FENCE:
-                looks_like_call = p.optional(p.chars("[A-Za-z0-9_+-]")) + p.space() + p.choice("[", "{") + looks_like_call
+                looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
             # Any other bracket is text, together with the text after it (one item, not two per bracket).
             items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))

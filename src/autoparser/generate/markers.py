@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import peg as p
 
-__all__ = ["FENCE", "core", "flex", "is_fence", "opener", "tight"]
+__all__ = ["FENCE", "core", "flex", "is_fence", "language_tag", "opener", "tight"]
 
 FENCE = "```"
 
@@ -44,4 +44,9 @@ def opener(marker: str) -> p.Parser:
     models tag or untag the fence a prompt showed them."""
     if not is_fence(marker):
         return flex(marker)
-    return p.space() + p.literal(FENCE) + p.optional(p.chars("[A-Za-z0-9_+-]")) + p.space()
+    return p.space() + p.literal(FENCE) + language_tag() + p.space()
+
+
+def language_tag() -> p.Parser:
+    """The optional info string after a fence's backticks (``json``, ``python``)."""
+    return p.optional(p.chars("[A-Za-z0-9_+-]"))
