@@ -104,6 +104,11 @@ def _preserved_tokens(draft: Draft) -> list[str]:
     tokens: list[str] = []
     for marker in markers:
         token = marker.strip()
-        if token and token not in tokens:
+        if token and token not in tokens and not _is_phrase(token):
             tokens.append(token)
     return tokens
+
+
+def _is_phrase(marker: str) -> bool:
+    """Words a prompt told the model to write ("Here is my response:"): text, not a token to keep whole."""
+    return " " in marker and marker[0] not in "<[" and marker[-1] not in ">]"

@@ -151,7 +151,7 @@ KNOWN_SYNTAX: tuple[KnownSyntax, ...] = (
     # writes <toolcall> {"name": ..., "arguments": {...}} </toolcall>.
     KnownSyntax(
         "nemotron-mini-toolcall",
-        ("<extra_id_0>System", "'\n<tool> ' + tool|tojson + ' </tool>'"),
+        ("<extra_id_0>System", "<tool> ' + tool|tojson + ' </tool>"),
         json_call=("<toolcall>", "</toolcall>"),
     ),
 )
