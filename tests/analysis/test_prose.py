@@ -123,8 +123,6 @@ def test_instruction_texts_are_what_each_switch_adds() -> None:
     assert needles.USER_MSG not in granite.tools + granite.thinking
     hammer = instructions("MadeAgents-Hammer2.1")
     assert "[BEGIN OF TASK INSTRUCTION]" in hammer.tools and hammer.thinking == ""
-    exaone = instructions("LGAI-EXAONE-EXAONE-Deep-32B")
-    assert exaone.generation_prompt == "\n[|assistant|]<thought>\n"
     smol = instructions("HuggingFaceTB-SmolLM3-3B")  # "/think" in the system prompt
     assert "<think> Thought section </think>" in smol.thinking
 
@@ -166,8 +164,6 @@ def test_hammer_fenced_json_list() -> None:
         ("microsoft-Phi-4-reasoning", "<think>", "</think>", ReasoningMode.TAG_BASED),
         ("openbmb-MiniCPM3-4B", "<|thought_start|>", "<|thought_end|>", ReasoningMode.TAG_BASED),
         ("NousResearch-Hermes-4-14B", "<think>", "</think>", ReasoningMode.TAG_BASED),
-        ("LGAI-EXAONE-EXAONE-Deep-32B", "<thought>\n", "</thought>", ReasoningMode.FORCED_OPEN),
-        ("meituan-longcat-LongCat-Flash-Chat", "<longcat_think>\n", "</longcat_think>", ReasoningMode.FORCED_CLOSED),
         ("unsloth-Apriel-1.5", "", "[BEGIN FINAL RESPONSE]", ReasoningMode.DELIMITER),
     ],
 )

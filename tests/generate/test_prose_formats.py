@@ -2,7 +2,7 @@
 
 The outputs are written the way these models write them (Granite 3.3's ``<|tool_call|>[...]``, Hammer 2.1's JSON
 list with or without a code fence, Nemotron-Mini's ``<toolcall>``, Phi-4/Hermes 4/Cogito ``<think>``, MiniCPM3's
-``<|thought_start|>``, Apriel 1.5's final-response markers, EXAONE Deep's prompt-opened ``<thought>``), including
+``<|thought_start|>``, Apriel 1.5's final-response markers), including
 stray whitespace, code blocks in plain answers and truncation. Expected messages are what the model meant.
 """
 
@@ -39,8 +39,6 @@ MINICPM3 = "openbmb-MiniCPM3-4B"
 COGITO = "deepcogito-cogito-v1-preview-qwen-14B"
 HERMES4 = "NousResearch-Hermes-4-14B"
 APRIEL = "unsloth-Apriel-1.5"
-EXAONE_DEEP = "LGAI-EXAONE-EXAONE-Deep-32B"
-LONGCAT = "meituan-longcat-LongCat-Flash-Chat"
 
 PARIS = ("get_weather", {"city": "Paris"})
 ROME = ("get_weather", {"city": "Rome", "days": 2})
@@ -196,27 +194,6 @@ CASES = [
         markers=("[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]"),
     ),
     Case("apriel-plain", APRIEL, "Hello! How can I help?", content="Hello! How can I help?", tools=False),
-    # EXAONE Deep: the generation prompt opens <thought>; the model closes it.
-    Case(
-        "exaone-deep-thought",
-        EXAONE_DEEP,
-        "The user greets me.\n</thought>\nHello! How can I help?",
-        content="Hello! How can I help?",
-        reasoning="The user greets me.",
-        tools=False,
-        markers=("</thought>",),
-    ),
-    # LongCat: thinking on opens <longcat_think> in the prompt; calls are rendered.
-    Case(
-        "longcat-thinking-call",
-        LONGCAT,
-        'Need the tool.\n</longcat_think>\n<longcat_tool_call>\n{"name": "get_weather", "arguments": '
-        '{"city": "Paris"}}\n</longcat_tool_call>',
-        reasoning="Need the tool.",
-        calls=(PARIS,),
-        kwargs={"enable_thinking": True},
-        markers=("</longcat_think>", "<longcat_tool_call>", "</longcat_tool_call>"),
-    ),
 ]
 
 

@@ -8,6 +8,7 @@ still empty is then filled from the template's instruction text (prose).
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from collections import OrderedDict
 
@@ -109,6 +110,9 @@ def _preserved_tokens(draft: Draft) -> list[str]:
     return tokens
 
 
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z']*(?: [A-Za-z']+)+[:.]?")
+
+
 def _is_phrase(marker: str) -> bool:
     """Words a prompt told the model to write ("Here is my response:"): text, not a token to keep whole."""
-    return " " in marker and marker[0] not in "<[" and marker[-1] not in ">]"
+    return _PHRASE.fullmatch(marker) is not None

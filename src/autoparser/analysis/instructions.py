@@ -4,7 +4,7 @@ Some templates never render a tool call or a reasoning block, but tell the model
 they inject: "respond only with <|tool_call|> followed by a JSON list", "enclose your thoughts inside <think>
 </think> tags". The part of the prompt that carries such a statement is isolated by diffing renders of one user
 message: with tools against without (the tool instructions), with a thinking switch on against off (the thinking
-instructions), and the whole prompt (a fixed default system prompt and the generation prompt).
+instructions), and the whole prompt (a fixed default system prompt).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ class Instructions:
     tools: str = ""  # written only when tools are given
     thinking: str = ""  # written only when a thinking switch is on
     prompt: str = ""  # the whole prompt for one user message, generation prompt included, thinking on
-    generation_prompt: str = ""  # what add_generation_prompt appends (thinking on)
 
 
 def render_instructions(renderer: VariantRenderer, supports_system_role: bool) -> Instructions:
@@ -55,12 +54,10 @@ def render_instructions(renderer: VariantRenderer, supports_system_role: bool) -
         off = renderer.render([off_msg, *user], add_generation_prompt=True) or ""
         on = renderer.render([on_msg, *user], add_generation_prompt=True) or ""
         thinking.append(_added(off, on))
-    bare = renderer.render(user) or ""
     return Instructions(
         tools=_added(plain, with_tools) if plain and with_tools else "",
         thinking="\n".join(t for t in thinking if t),
         prompt=plain,
-        generation_prompt=plain[len(bare) :] if plain.startswith(bare) else "",
     )
 
 

@@ -40,7 +40,6 @@ __all__ = [
     "apply_prose",
     "read_content_and_reasoning",
     "read_markers",
-    "read_opened_reasoning",
     "read_tool_format",
 ]
 
@@ -170,21 +169,6 @@ def read_content_and_reasoning(texts: list[str]) -> tuple[ReasoningAnalysis, Con
     return None
 
 
-def read_opened_reasoning(generation_prompt: str) -> ReasoningAnalysis | None:
-    """A generation prompt ending in an opening reasoning tag (``<thought>\\n``): the model writes inside it."""
-    stripped = generation_prompt.rstrip()
-    last = next(reversed(list(_TOKEN.finditer(stripped))), None)
-    if last is None or last.end() != len(stripped):
-        return None
-    marker = _marker(last)
-    if marker.role != "open" or _kind(marker) != "reasoning" or not marker.text.startswith("<"):
-        return None
-    closing = f"</{marker.text[1:]}" if not marker.text.startswith("<|") else ""
-    if not closing:
-        return None
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, generation_prompt[last.start() :], closing)
-
-
 @dataclass(frozen=True, slots=True)
 class _Example:
     """A call object stated as an example: where it starts, whether a list holds it, its key names."""
@@ -277,11 +261,6 @@ def apply_prose(instructions: Instructions, draft: Draft) -> list[str]:
             if content.mode is not ContentMode.PLAIN:
                 draft.content = content
                 learned.append("content")
-        else:
-            opened = read_opened_reasoning(instructions.generation_prompt)
-            if opened is not None:
-                draft.reasoning = opened
-                learned.append("reasoning")
     if draft.tools.format.mode is ToolFormatMode.NONE and instructions.tools:
         fmt = read_tool_format(instructions.tools)
         if fmt is not None:
