@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 
 from ..template.capabilities import probe_capabilities
+from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
 from .content import analyze_content
@@ -20,7 +21,7 @@ from .diff import common_prefix_len
 from .formats import GENERIC, detect_format
 from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolsAnalysis
-from .prose import apply_prose
+from .prose import apply_prose, prose_can_fill
 from .reasoning import analyze_reasoning, classify_reasoning
 from .tools import analyze_tools
 from .variants import VariantRenderer
@@ -72,8 +73,11 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     draft = Draft(reasoning, content, tools)
     fmt = detect_format(template.source)
     applied = apply_workarounds(template.source, draft)
-    # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
-    stated = apply_prose(render_instructions(renderer, caps.supports_system_role), draft) if fmt == GENERIC else []
+    stated: list[str] = []
+    if fmt == GENERIC and prose_can_fill(draft):
+        # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
+        texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
+        stated = apply_prose(texts, draft)
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
     return TemplateAnalysis(
         template=name,

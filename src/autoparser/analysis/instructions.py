@@ -41,14 +41,18 @@ class Instructions:
     prompt: str = ""  # the whole prompt for one user message, generation prompt included, thinking on
 
 
-def render_instructions(renderer: VariantRenderer, supports_system_role: bool) -> Instructions:
-    """Render the variants and keep the text each switch adds."""
+def render_instructions(
+    renderer: VariantRenderer, supports_system_role: bool, variables: frozenset[str] | None = None
+) -> Instructions:
+    """Render the variants and keep the text each switch adds. ``variables``: the names the template reads (a
+    switch it never reads is not rendered); None renders every switch."""
     user = [needles.USER]
     plain = renderer.render(user, add_generation_prompt=True) or ""
     with_tools = renderer.render(user, tools=True, add_generation_prompt=True) or ""
     thinking: list[str] = []
     for name, off, on in THINKING_SWITCHES:
-        thinking.append(_added(_render_with(renderer, user, name, off), _render_with(renderer, user, name, on)))
+        if variables is None or name in variables:
+            thinking.append(_added(_render_with(renderer, user, name, off), _render_with(renderer, user, name, on)))
     if supports_system_role:
         off_msg, on_msg = ({"role": "system", "content": switch} for switch in _SLASH_SWITCH)
         off = renderer.render([off_msg, *user], add_generation_prompt=True) or ""

@@ -38,6 +38,7 @@ __all__ = [
     "Marker",
     "StatedPair",
     "apply_prose",
+    "prose_can_fill",
     "read_content_and_reasoning",
     "read_markers",
     "read_tool_format",
@@ -248,11 +249,20 @@ def _json_format(start: str, end: str, in_list: bool, name_key: str, args_key: s
     )
 
 
+def _reasoning_empty(draft: Draft) -> bool:
+    return not draft.reasoning.enabled and not draft.reasoning.end and draft.content.mode is ContentMode.PLAIN
+
+
+def prose_can_fill(draft: Draft) -> bool:
+    """Whether any part prose could fill is still empty (otherwise the instructions need not be rendered)."""
+    return _reasoning_empty(draft) or draft.tools.format.mode is ToolFormatMode.NONE
+
+
 def apply_prose(instructions: Instructions, draft: Draft) -> list[str]:
     """Fill the parts of ``draft`` that the renders left empty from what the instructions state; the names of the
     parts filled ("reasoning", "content", "tools")."""
     learned: list[str] = []
-    if not draft.reasoning.enabled and not draft.reasoning.end and draft.content.mode is ContentMode.PLAIN:
+    if _reasoning_empty(draft):
         texts = [instructions.thinking, instructions.tools, instructions.prompt]
         stated = read_content_and_reasoning([t for t in texts if t])
         if stated is not None:
