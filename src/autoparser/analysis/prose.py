@@ -19,6 +19,7 @@ Which parts came from prose is recorded in ``TemplateAnalysis.prose``. Phrase-st
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 
 from . import needles
@@ -54,11 +55,12 @@ _ANSWER_WORDS = frozenset({"response", "answer", "solution"})
 _TOOL_WORDS = frozenset({"tool", "tools", "function", "functions"})
 _CALL = re.compile(r"(?:tool|function)_?calls?$")
 _TALKS_REASONING = re.compile(r"\b(?:reason|reasoning|think|thinking|thought|thoughts)\b", re.I)
-_EXAMPLE_CALL = re.compile(r"""\{\s*["'](?P<key>\w*name|function)["']\s*:""")
+_EXAMPLE_CALL = re.compile(r"""\{\s*["'](?P<key>\w*name)["']\s*:""")
 _ARGS_KEY = re.compile(r"""["'](?P<key>arguments|parameters|args|params)["']\s*:""")
 _FENCE = re.compile(r"```(?P<lang>[A-Za-z_]*)")
 _SENTENCE_END = re.compile(r"[.:\n]\s")
 _EXAMPLE_REACH = 400  # how far after an example's name key its arguments key may come
+_SENTENCE_REACH = 300  # how far a sentence around a marker may extend each way
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +125,17 @@ def _kind(marker: Marker) -> str:
 def read_markers(text: str) -> list[StatedPair]:
     """Marker pairs (an opener and the next closer of the same name and bracket style) and single tokens."""
     pairs: list[StatedPair] = []
-    pending: dict[tuple[str, str], list[Marker]] = {}
+    pending: dict[tuple[str, str], deque[Marker]] = {}
     for match in _TOKEN.finditer(text):
         marker = _marker(match)
         if marker.role == "single":
             pairs.append(StatedPair(marker, None, _kind(marker)))
         elif marker.role == "open":
-            pending.setdefault((marker.key, _style(marker)), []).append(marker)
+            pending.setdefault((marker.key, _style(marker)), deque()).append(marker)
         else:
             openers = pending.get((marker.key, _style(marker)))
             if openers:
-                opener = openers.pop(0)
+                opener = openers.popleft()
                 pairs.append(StatedPair(opener, marker, _kind(opener)))
     pairs.sort(key=lambda pair: pair.open.start)
     return pairs
@@ -202,10 +204,12 @@ def _fence_around(text: str, pos: int) -> str | None:
 
 
 def _sentence(text: str, start: int, end: int) -> str:
-    """The sentence around ``text[start:end]`` (to the previous and the next sentence end)."""
-    before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
-    after = _SENTENCE_END.search(text, end)
-    return text[before[-1] if before else 0 : after.start() if after else len(text)]
+    """The sentence around ``text[start:end]`` (to the previous and the next sentence end, at most
+    ``_SENTENCE_REACH`` characters each way, so reading many markers stays linear)."""
+    low = max(0, start - _SENTENCE_REACH)
+    before = [m.end() for m in _SENTENCE_END.finditer(text, low, start)]
+    after = _SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
+    return text[before[-1] if before else low : after.start() if after else min(len(text), end + _SENTENCE_REACH)]
 
 
 def read_tool_format(text: str) -> ToolFormat | None:
@@ -213,14 +217,14 @@ def read_tool_format(text: str) -> ToolFormat | None:
     pairs = [p for p in read_markers(text) if p.kind == "call"]
     example = _example(text)
     if example is not None:
-        enclosing = [p for p in pairs if p.close and p.open.end <= example.start < p.close.start]
-        before = [p for p in pairs if p.close is None and p.open.end <= example.start]
+        enclosing = [(p.open, p.close) for p in pairs if p.close and p.open.end <= example.start < p.close.start]
+        before = [p.open for p in pairs if p.close is None and p.open.end <= example.start]
         fence = _fence_around(text, example.start)
         start = end = ""
         if enclosing:
-            start, end = enclosing[-1].open.text, enclosing[-1].close.text if enclosing[-1].close else ""
+            start, end = enclosing[-1][0].text, enclosing[-1][1].text
         elif before:
-            start = before[-1].open.text
+            start = before[-1].text
         elif fence is not None:
             start, end = fence, "```"
         return _json_format(start, end, example.in_list, example.name_key, example.args_key)
