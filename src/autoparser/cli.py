@@ -204,6 +204,7 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
         if analysis.preserved_tokens
         else Text(f"Preserved tokens: {_NONE}"),
         Text("Workarounds: " + (", ".join(analysis.workarounds) if analysis.workarounds else _NONE)),
+        Text("Read from the template's instructions: " + (", ".join(analysis.prose) if analysis.prose else _NONE)),
     ]
     spaced = [part for section in sections for part in (section, Text())][:-1]  # a blank line between sections
     return Group(*spaced)

@@ -189,9 +189,10 @@ def test_sandbox_escape_attempt_does_not_run() -> None:
     assert not analysis.capabilities.supports_string_content
 
 
-def test_granite_workaround() -> None:
+def test_granite_tags_come_from_its_prose() -> None:
+    # "Write your thoughts between <think></think> and write your response between <response></response>"
     analysis = ChatTemplate.load("ibm-granite-granite-3.3-2B-Instruct").analysis
-    assert "granite-3.3" in analysis.workarounds
+    assert "granite-3.3" not in analysis.workarounds and "reasoning" in analysis.prose
     assert analysis.content.mode is ContentMode.WRAPPED_WITH_REASONING
     assert (analysis.reasoning.start, analysis.reasoning.end) == ("<think>", "</think>")
 

@@ -57,7 +57,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     "LGAI-EXAONE-EXAONE-Deep-32B": {CALLS: _NO_CALLS},
     "MadeAgents-Hammer2.1": {
         CALLS: "never renders assistant tool calls (an empty assistant turn); the JSON-list syntax is stated only in "
-        "the prompt (pending: prose-stated formats)",
+        "the prompt (read from it; tested on its own)",
         REASONING: _NO_REASONING,
     },
     "MiMo-VL": {REASONING: _NO_REASONING},
@@ -73,15 +73,11 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
-    "NousResearch-Hermes-4-14B": {
-        REASONING: "`thinking=True` only swaps in a system prompt asking for `<think>`; history never renders "
-        "reasoning (pending: prose-stated reasoning)",
-    },
     "Qwen-Qwen2.5-7B-Instruct": {REASONING: _NO_REASONING},
     "Qwen3-Coder": {REASONING: _NO_REASONING},
     "deepcogito-cogito-v1-preview-qwen-14B": {
         REASONING: "enable_thinking only adds 'Enable deep thinking subroutine.' to the system prompt; no reasoning "
-        "markers in the template",
+        "markers in the template (`<think>` known from the model; tested on its own)",
     },
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {CALLS: _NO_CALLS},
     "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": {
@@ -100,7 +96,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
     "ibm-granite-granite-3.3-2B-Instruct": {
         CALLS: "never renders assistant tool calls (an empty assistant turn); `<|tool_call|>` + JSON list is stated "
-        "only in the system prompt (pending: prose-stated formats)",
+        "only in the system prompt (read from it; tested on its own)",
     },
     "ibm-granite-granite-4.0": {REASONING: _NO_REASONING},
     "llama-cpp-deepseek-r1": {"content+call": "renders no calls in a turn that has content"},
@@ -124,27 +120,19 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
     "meta-llama-Llama-4-Scout-17B-16E-Instruct": {REASONING: _NO_REASONING},
     "microsoft-Phi-3.5-mini-instruct": {CALLS: _NO_CALLS, REASONING: _NO_REASONING},
-    "microsoft-Phi-4-reasoning": {
-        CALLS: _NO_CALLS,
-        REASONING: "`<think> {Thought} </think> {Solution}` is stated only in its fixed system prompt; history never "
-        "renders reasoning (pending: prose-stated reasoning)",
-    },
+    "microsoft-Phi-4-reasoning": {CALLS: _NO_CALLS},
     "mistralai-Mistral-Nemo-Instruct-2407": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
     "moonshotai-Kimi-K2": {REASONING: _NO_REASONING},
     "nvidia-Nemotron-Mini-4B-Instruct": {
         CALLS: "never renders assistant tool calls (an empty assistant turn); the model's `<toolcall>` syntax is not "
-        "in the template",
+        "in the template (known from its card; tested on its own)",
         REASONING: _NO_REASONING,
     },
     "openai-gpt-oss-120b": {"parallel calls": _FIRST_CALL_ONLY},
-    "openbmb-MiniCPM3-4B": {
-        "content+call": "writes the content after the calls",
-        REASONING: "`<|thought_start|>…<|thought_end|>` is stated only in the system prompt; history never renders "
-        "reasoning (pending: prose-stated reasoning)",
-    },
+    "openbmb-MiniCPM3-4B": {"content+call": "writes the content after the calls"},
     "unsloth-Apriel-1.5": {
-        REASONING: "renders `<thinking>` only from a `thought` field no server sends (the syntax is stated in the "
-        "system prompt: pending: prose-stated reasoning)",
+        REASONING: "renders `<thinking>` only from a `thought` field no server sends; the reasoning stated in the "
+        "system prompt (up to `[BEGIN FINAL RESPONSE]`) is never rendered (read from the prompt; tested on its own)",
     },
     "unsloth-mistral-Devstral-Small-2507": {REASONING: _NO_REASONING},
     "upstage-Solar-Open-100B": {

@@ -1,22 +1,27 @@
 """``analyze_template``: run every analysis phase on a template, once per template (results are cached).
 
 Order matters: capabilities decide which phases can run; reasoning markers are removed before tool calls are
-read; tool-format results feed the function, argument and call-id phases; workarounds come last.
+read; tool-format results feed the function, argument and call-id phases; workarounds come next, and what is
+still empty is then filled from the template's instruction text (prose).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from collections import OrderedDict
 
 from ..template.capabilities import probe_capabilities
+from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
 from .content import analyze_content
 from .diff import common_prefix_len
-from .formats import detect_format
+from .formats import GENERIC, detect_format
+from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolsAnalysis
+from .prose import apply_prose, prose_can_fill
 from .reasoning import analyze_reasoning, classify_reasoning
 from .tools import analyze_tools
 from .variants import VariantRenderer
@@ -66,11 +71,17 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     content = analyze_content(renderer, reasoning)
     tools = analyze_tools(renderer, reasoning, caps) if caps.supports_tool_calls else ToolsAnalysis()
     draft = Draft(reasoning, content, tools)
+    fmt = detect_format(template.source)
     applied = apply_workarounds(template.source, draft)
+    stated: list[str] = []
+    if fmt == GENERIC and prose_can_fill(draft):
+        # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
+        texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
+        stated = apply_prose(texts, draft)
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
     return TemplateAnalysis(
         template=name,
-        format=detect_format(template.source),
+        format=fmt,
         capabilities=caps,
         reasoning=classify_reasoning(draft.reasoning, prompts, template.source, draft.content.start),
         content=draft.content,
@@ -78,6 +89,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         generation_prompts=prompts,
         preserved_tokens=tuple(_preserved_tokens(draft)),
         workarounds=tuple(applied),
+        prose=tuple(stated),
     )
 
 
@@ -97,6 +109,14 @@ def _preserved_tokens(draft: Draft) -> list[str]:
     tokens: list[str] = []
     for marker in markers:
         token = marker.strip()
-        if token and token not in tokens:
+        if token and token not in tokens and not _is_phrase(token):
             tokens.append(token)
     return tokens
+
+
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z']*(?: [A-Za-z']+)+[:.]?")
+
+
+def _is_phrase(marker: str) -> bool:
+    """Words a prompt told the model to write ("Here is my response:"): text, not a token to keep whole."""
+    return _PHRASE.fullmatch(marker) is not None

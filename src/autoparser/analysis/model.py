@@ -180,6 +180,8 @@ class TemplateAnalysis:
     generation_prompts: GenerationPrompts
     preserved_tokens: tuple[str, ...] = ()
     workarounds: tuple[str, ...] = ()
+    # Parts ("reasoning", "content", "tools") learned from the template's instruction text, not from a render.
+    prose: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

@@ -44,6 +44,7 @@ class VariantRenderer:
         tools: bool = False,
         add_generation_prompt: bool = False,
         enable_thinking: bool = True,
+        variables: Mapping[str, Any] | None = None,
     ) -> str | None:
         prepared = [self._prepare(m) for m in messages]
         return self._probe.render(
@@ -51,6 +52,7 @@ class VariantRenderer:
             needles.TOOLS if tools else None,
             add_generation_prompt=add_generation_prompt,
             enable_thinking=enable_thinking,
+            variables=variables,
         )
 
     def compare(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .. import peg as p
 from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormatMode
 from . import tags
-from .markers import core, flex
+from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import field_key, json_call, json_calls
@@ -77,7 +77,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # read as a call, but reported, like any marker that does not start a valid call.
         name_prefix = core(analysis.tools.function.name_prefix)
         wrappers = (core(fmt.per_call_start), core(fmt.section_start))
-        unparsed = [t for t in triggers if t not in ("{", "[")]  # bare brackets: see below
+        unparsed = [t for t in triggers if t not in ("{", "[", FENCE)]  # bare brackets and fences: see below
         if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
             unparsed.append(name_prefix)
             stops.append(name_prefix)
@@ -94,13 +94,15 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
         items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
     items.append(p.negate(p.end()) + text)
-    for bare in ("{", "["):
+    for bare in ("{", "[", FENCE):
         if use_tools and bare in triggers:
-            # Bare-JSON formats (no markers): a bracket that starts something call-like but did not parse is
-            # reported; any other bracket is just text.
+            # Bare-JSON formats (no markers) and code fences: a bracket or fence that starts something call-like
+            # but did not parse is reported; any other bracket or fence (a code block in the answer) is just text.
             name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
-            looks_like_call = p.peek(p.space() + p.optional(p.literal("{") + p.space()) + name_key)
-            items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + looks_like_call))
+            looks_like_call = p.space() + p.optional(p.literal("{") + p.space()) + name_key
+            if bare == FENCE:
+                looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
+            items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
             # Any other bracket is text, together with the text after it (one item, not two per bracket).
             items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
     body = p.zero_or_more(p.choice(*items))
@@ -175,9 +177,12 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
-        section = p.recover(flex(fmt.section_start) + calls + closing)
+        section = p.recover(opener(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, lone), [sec_start, per_start]
+        if is_fence(sec_start) and fmt.mode is ToolFormatMode.JSON_NATIVE:
+            # A code fence a prompt showed around the JSON calls: models also write the calls without it.
+            return p.choice(section, calls), [FENCE, "[" if fmt.tools_array_wrapped else "{"]
         return section, [sec_start]
     if per_start:
         return lone, [per_start]

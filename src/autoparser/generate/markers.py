@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from .. import peg as p
 
-__all__ = ["core", "flex", "tight"]
+__all__ = ["FENCE", "core", "flex", "is_fence", "language_tag", "opener", "tight"]
+
+FENCE = "```"
 
 
 def core(marker: str) -> str:
@@ -30,3 +32,21 @@ def tight(marker: str) -> p.Parser:
     if not text:
         return p.eps()
     return p.space() + p.literal(text)
+
+
+def is_fence(marker: str) -> bool:
+    """A Markdown code fence (```` ``` ```` or ```` ```json ````) used as a section marker (stated in a prompt)."""
+    return core(marker).startswith(FENCE)
+
+
+def opener(marker: str) -> p.Parser:
+    """:func:`flex`, except that a code fence may carry any language tag or none (```` ```json ````, ```` ``` ````):
+    models tag or untag the fence a prompt showed them."""
+    if not is_fence(marker):
+        return flex(marker)
+    return p.space() + p.literal(FENCE) + language_tag() + p.space()
+
+
+def language_tag() -> p.Parser:
+    """The optional info string after a fence's backticks (``json``, ``python``)."""
+    return p.optional(p.chars("[A-Za-z0-9_+-]"))

@@ -70,16 +70,22 @@ class ProbeRenderer:
         add_generation_prompt: bool = False,
         enable_thinking: bool = True,
         log: AccessLog | None = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> str | None:
-        """The rendered text, or ``None`` if the template raised. With ``log``, inputs are tracked (no caching)."""
+        """The rendered text, or ``None`` if the template raised. With ``log``, inputs are tracked (no caching).
+
+        ``variables`` are further template variables (thinking switches other than ``enable_thinking``)."""
         key = ""
+        extra = dict(variables or {})
         if log is None:
-            key = json.dumps([messages, tools, add_generation_prompt, enable_thinking], sort_keys=True, default=str)
+            key = json.dumps(
+                [messages, tools, add_generation_prompt, enable_thinking, extra], sort_keys=True, default=str
+            )
             if key in self._cache:
                 return self._cache[key]
-        result = self._render(messages, tools, add_generation_prompt, enable_thinking, log)
+        result = self._render(messages, tools, add_generation_prompt, enable_thinking, log, extra)
         if result is None and not tools:
-            result = self._render(messages, [], add_generation_prompt, enable_thinking, log)
+            result = self._render(messages, [], add_generation_prompt, enable_thinking, log, extra)
         if log is None:
             self._cache[key] = result
         return result
@@ -91,6 +97,7 @@ class ProbeRenderer:
         add_generation_prompt: bool,
         enable_thinking: bool,
         log: AccessLog | None,
+        extra: dict[str, Any],
     ) -> str | None:
         prepared: Any = with_reasoning_aliases(messages)
         tool_list: Any = [dict(t) for t in tools] if tools is not None else None
@@ -99,6 +106,7 @@ class ProbeRenderer:
             "eos_token": self._template.eos_token,
             "documents": None,
             **_FIXED_DATES,
+            **extra,
             "add_generation_prompt": add_generation_prompt,
             "enable_thinking": enable_thinking,
         }
