@@ -53,7 +53,7 @@ def map_result(
     result: ParseResult,
     offset: int,
     id_position: str = "none",
-    convert_args: Callable[[str], str] | None = None,
+    convert_args: Callable[[str, str], str] | None = None,
 ) -> ChatMessage:
     """Map a parse of ``prefill + output``; ``offset`` = len(prefill), to report positions in the output.
     ``id_position`` ("none", "before_args", "after_args") says when a call's id is settled."""
@@ -64,7 +64,7 @@ def map_raw(
     result: ParseResult,
     offset: int,
     id_position: str = "none",
-    convert_args: Callable[[str], str] | None = None,
+    convert_args: Callable[[str, str], str] | None = None,
 ) -> tuple[ChatMessage, str, str]:
     """The message, plus the untrimmed content and reasoning text (streaming continues from those).
 
@@ -135,7 +135,7 @@ class MessageBuilder:
     )
 
     def __init__(
-        self, offset: int, id_position: str = "none", convert_args: Callable[[str], str] | None = None
+        self, offset: int, id_position: str = "none", convert_args: Callable[[str, str], str] | None = None
     ) -> None:
         self.offset = offset
         self.id_position = id_position
@@ -301,7 +301,7 @@ def _announced(reading: _CallReading, node: AstNode, id_position: str, live: boo
 
 
 def _tool_call(
-    node: AstNode, id_position: str, convert_args: Callable[[str], str] | None, *, live: bool = False
+    node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None, *, live: bool = False
 ) -> tuple[ToolCall | None, list[tuple[int, str]]]:
     """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text).
     ``live``: the node belongs to the unsettled tail of a partial parse."""
@@ -379,12 +379,12 @@ def _arguments_from_members(members: list[AstNode]) -> str:
 
 
 def _arguments(
-    reading: _CallReading, complete: bool, convert_args: Callable[[str], str] | None, broken: bool = False
+    reading: _CallReading, complete: bool, convert_args: Callable[[str, str], str] | None, broken: bool = False
 ) -> str:
     raw = reading.raw_args
     if raw is not None and convert_args is not None:
         if (complete or broken) and not raw.is_partial:
-            return convert_args(raw.text)  # (a call that broke after its arguments ended keeps them)
+            return convert_args(raw.text, reading.name)  # (a call that broke after its arguments ended keeps them)
         return raw.text.strip(WHITESPACE) if raw.broken else ""  # shown only when complete (or as written, broken)
     if raw is not None:
         return _json_arguments(raw)
@@ -397,7 +397,7 @@ def _arguments(
     return "{}" if complete else ""  # nothing read yet: JSON arguments may still start with anything
 
 
-def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str], str] | None) -> LiveCall | None:
+def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None) -> LiveCall | None:
     """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span."""
     reading = _read_call(node)
     if not _announced(reading, node, id_position, True):
