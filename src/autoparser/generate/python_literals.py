@@ -28,9 +28,10 @@ __all__ = ["IDENTIFIER", "decode_python_escapes", "keyword_arguments", "kwargs_t
 IDENTIFIER = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
 _COMMA = p.space() + "," + p.space()
 # Where a bare value ends: at a "," that starts the next keyword argument, or at a ")" that ends the call (the end of
-# the output, of the line, of a list or a fence, or another call after it).
+# the output, of the line, of a list or a fence, or another call after it). Any other "," or ")" is text.
 _NEXT_ARGUMENT = p.literal(",") + p.space() + IDENTIFIER + p.space() + "="
-_CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\r\n\\],;`<)]", 1, 1))
+_NEXT_CALL = p.literal(",") + p.space() + p.choice(IDENTIFIER + p.space() + "(", "]", p.end())
+_CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\r\n\\];`<]", 1, 1), _NEXT_CALL)
 _BARE_CHUNK = p.until_one_of([",", ")"])
 
 

@@ -46,7 +46,8 @@ def pythonic_grammar_section(tools: ToolsAnalysis, request: ParseRequest) -> tup
         triggers = (Trigger("word", start[0]),)
     else:
         body = calls("") + more
-        triggers = (Trigger("word", start[0]),) if start else tuple(Trigger("word", f"{t.name}(") for t in request.tools)
+        words = [start[0]] if start else [f"{tool.name}(" for tool in request.tools]
+        triggers = tuple(Trigger("word", word) for word in words)
     opening = p.sequence(*(p.literal(word) + p.space() for word in start)) if start else p.eps()
     closing = p.sequence(*(p.space() + p.literal(word) for word in end)) if end else p.eps()
     return opening + body + closing, triggers

@@ -42,6 +42,8 @@ COMMON_WRAPPERS = (
 )
 FENCE = "```"
 FENCE_LANGUAGES = ("tool_code", "tool_call", "python", "py")
+#: Fences that hold nothing but tool calls: whatever call-like text follows them is a call, or a broken one.
+TOOL_FENCES = ("tool_code", "tool_call")
 # What may follow the "[" of a bare call list: a name, whitespace, or "]" (an empty list).
 _LIST_OPENERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\r\n]"
 _MARKER = re.compile(MARKER)
@@ -155,6 +157,10 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         opener = "[" if tools.format.tools_array_wrapped else ""
         triggers.extend(f"{opener}{tool.name}(" for tool in request.tools)
 
+    # The learned fence is a tool fence when it is the whole wrapper (Gemma 3n's ```tool_code).
+    own = (wrapper.fence,) if wrapper.fence and not wrapper.open else ()
+    tool_languages = sorted({*TOOL_FENCES, *own}, key=len, reverse=True)
+    tool_fence = p.literal(FENCE) + p.choice(*tool_languages)
     names = p.choice(*(p.literal(tool.name) for tool in sorted(request.tools, key=lambda t: -len(t.name))))
     markers = [opener for opener, _ in pairs]
     closers = sorted({closer for _, closer in pairs if closer}, key=len, reverse=True)
@@ -176,7 +182,9 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
             *unparsed,
             # A closing marker left over (after text that broke a section off): markup, left out with a warning.
             p.tag(tags.DROPPED, p.choice(*map(p.literal, closers))),
-            # A fence or a bracket around something that looks like a call of ours, but is not a valid one.
+            # A fence or a bracket around something that looks like a call of ours, but is not a valid one (in a
+            # tool fence, a call of any name: a code fence holds code, a tool fence only calls).
+            p.tag(tags.UNPARSED, tool_fence) + p.peek(p.space() + p.optional("[" + p.space()) + IDENTIFIER + "("),
             p.tag(tags.UNPARSED, fence_open) + p.peek(p.space() + p.optional("[" + p.space()) + names + "("),
             p.tag(tags.UNPARSED, p.literal("[") + p.space() + IDENTIFIER + "("),
             # Any other fence or bracket is text, with the text after it (one item, not one per bracket).
