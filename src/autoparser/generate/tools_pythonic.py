@@ -161,6 +161,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
     own = (wrapper.fence,) if wrapper.fence and not wrapper.open else ()
     tool_languages = sorted({*TOOL_FENCES, *own}, key=len, reverse=True)
     tool_fence = p.literal(FENCE) + p.choice(*tool_languages)
+    keyword_call = IDENTIFIER + "(" + p.peek(p.space() + IDENTIFIER + p.space() + "=")
     names = p.choice(*(p.literal(tool.name) for tool in sorted(request.tools, key=lambda t: -len(t.name))))
     markers = [opener for opener, _ in pairs]
     closers = sorted({closer for _, closer in pairs if closer}, key=len, reverse=True)
@@ -186,7 +187,8 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
             # tool fence, a call of any name: a code fence holds code, a tool fence only calls).
             p.tag(tags.UNPARSED, tool_fence) + p.peek(p.space() + p.optional("[" + p.space()) + IDENTIFIER + "("),
             p.tag(tags.UNPARSED, fence_open) + p.peek(p.space() + p.optional("[" + p.space()) + names + "("),
-            p.tag(tags.UNPARSED, p.literal("[") + p.space() + IDENTIFIER + "("),
+            # A bracket opening a call of ours, or one in keyword syntax (``[f(1)]`` in code is text).
+            p.tag(tags.UNPARSED, p.literal("[") + p.space() + p.choice(names + "(", keyword_call)),
             # Any other fence or bracket is text, with the text after it (one item, not one per bracket).
             p.tag(tags.CONTENT, p.literal(FENCE) + text),
             p.tag(tags.CONTENT, p.literal("[") + text),
