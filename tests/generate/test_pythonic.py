@@ -240,6 +240,30 @@ def test_lists_and_fences_in_prose_are_text(name: str) -> None:
     assert not check_stream(params, char_chunks(text), message)
 
 
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_damaged_fences(name: str) -> None:
+    """Fences with more backticks, or a tool fence that lost some, still hold calls; a tool fence with no valid call
+    after it (cut off, or holding something else) is reported; the fence word in prose is text."""
+    params = chat(name)
+    for output in (
+        "````tool_code\nping()\n````",
+        "Checking.``tool_code\nping()\n```",
+        "tool_code\nping()",
+        "``````python\n[ping()]\n```",
+    ):
+        message = params.parse(output)
+        assert [c.name for c in message.tool_calls] == ["ping"], output
+        assert "ping" not in message.content
+    for output in ("```tool_code", "```tool_code\nget_wea", "```tool_call\nx = 1\n```"):
+        message, failures = check_parse(params, output, words=["x = 1"])
+        assert not failures, failures
+        assert message is not None and message.tool_calls == () and message.content == output
+        assert message.warnings, output
+    prose = "Put calls in a tool_code block."
+    assert params.parse(prose).content == prose
+    assert params.parse(prose).warnings == ()
+
+
 # ------------------------------------------------------------------------------------------------------- values
 
 

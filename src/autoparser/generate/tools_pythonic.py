@@ -32,7 +32,15 @@ from . import tags
 from .python_literals import IDENTIFIER, keyword_arguments, kwargs_to_json
 from .request import ParseRequest, ToolSpec
 
-__all__ = ["COMMON_WRAPPERS", "FENCE", "FENCE_LANGUAGES", "PythonicParser", "pythonic_parser", "split_wrapper"]
+__all__ = [
+    "COMMON_WRAPPERS",
+    "DISTINCTIVE_FENCES",
+    "FENCE",
+    "FENCE_LANGUAGES",
+    "PythonicParser",
+    "pythonic_parser",
+    "split_wrapper",
+]
 
 #: Outer markers models put around pythonic calls, whatever their template shows.
 COMMON_WRAPPERS = (
@@ -42,8 +50,8 @@ COMMON_WRAPPERS = (
 )
 FENCE = "```"
 FENCE_LANGUAGES = ("tool_code", "tool_call", "python", "py")
-#: Fences that hold nothing but tool calls: whatever call-like text follows them is a call, or a broken one.
-TOOL_FENCES = ("tool_code", "tool_call")
+#: Fence languages that hold nothing but tool calls: whatever follows them is a call, or a broken one.
+DISTINCTIVE_FENCES = ("tool_code", "tool_call")
 # What may follow the "[" of a bare call list: a name, whitespace, or "]" (an empty list).
 _LIST_OPENERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\r\n]"
 _MARKER = re.compile(MARKER)
@@ -117,82 +125,33 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
     calls = call + p.zero_or_more(sep + call) + p.optional(p.space() + ",")
     listed = p.literal("[") + p.space() + p.optional(calls) + p.space() + p.choice("]", p.end())
     body = p.choice(listed, calls)
-
-    languages = sorted({*FENCE_LANGUAGES, *([wrapper.fence] if wrapper.fence else [])}, key=len, reverse=True)
-    fence_open = p.literal(FENCE) + p.optional(p.choice(*languages))
-    fence_close = p.literal(FENCE)
+    fences = _Fences(wrapper)
     pairs = list(dict.fromkeys([*([(wrapper.open, wrapper.close)] if wrapper.open else []), *COMMON_WRAPPERS]))
 
     sections: list[p.Parser] = []
-    triggers: list[str] = []
-    stops = [FENCE, *("[" + ch for ch in _LIST_OPENERS)]
+    stops = [FENCE, *DISTINCTIVE_FENCES, *("[" + ch for ch in _LIST_OPENERS)]
     if wrapper.irregular is not None:
         start, end = wrapper.irregular
         opening = p.sequence(*(p.space() + p.literal(word) for word in start)) if start else p.eps()
         closing = p.optional(p.sequence(*(p.space() + p.literal(word) for word in end))) if end else p.eps()
         sections.append(opening + p.space() + body + closing)
-        if start:
-            triggers.append(start[0])
-            stops.append(start[0])
-    inner = p.optional(fence_open + p.space()) + body + p.space() + p.optional(fence_close + p.space())
-    empty = p.optional(fence_open + p.space()) + p.optional(fence_close + p.space())
+        stops += start[:1]
+    inner = p.optional(fences.open + p.space()) + body + p.space() + p.optional(fences.close + p.space())
+    empty = p.optional(fences.open + p.space()) + p.optional(fences.close + p.space())
     for opener, closer in pairs:
         head = p.space() + p.literal(opener) + p.space()
         if closer:
             sections.append(head + p.choice(inner + p.optional(p.literal(closer)), empty + closer))
         else:
             sections.append(head + inner)
-        stops.extend((opener, closer))
-    sections.append(fence_open + p.space() + body + p.space() + p.optional(fence_close))
+        stops += [opener, closer]
+    for opener in (fences.open, fences.loose):
+        sections.append(opener + p.space() + body + p.space() + p.optional(fences.close))
     sections.append(p.literal("[") + p.space() + calls + p.space() + p.choice("]", p.end()))
     if wrapper == Wrapper() and not tools.format.tools_array_wrapped:
         # The template writes bare calls, one per line: a tool's name and "(" may start them anywhere.
         sections.append(calls)
-        stops.extend(f"{tool.name}(" for tool in request.tools)
-    if wrapper.open:
-        triggers.append(wrapper.open)
-    elif wrapper.fence is not None:
-        triggers.append(FENCE + wrapper.fence)
-    elif not triggers:
-        opener = "[" if tools.format.tools_array_wrapped else ""
-        triggers.extend(f"{opener}{tool.name}(" for tool in request.tools)
-
-    # The learned fence is a tool fence when it is the whole wrapper (Gemma 3n's ```tool_code).
-    own = (wrapper.fence,) if wrapper.fence and not wrapper.open else ()
-    tool_languages = sorted({*TOOL_FENCES, *own}, key=len, reverse=True)
-    tool_fence = p.literal(FENCE) + p.choice(*tool_languages)
-    keyword_call = IDENTIFIER + "(" + p.peek(p.space() + IDENTIFIER + p.space() + "=")
-    names = p.choice(*(p.literal(tool.name) for tool in sorted(request.tools, key=lambda t: -len(t.name))))
-    markers = [opener for opener, _ in pairs]
-    closers = sorted({closer for _, closer in pairs if closer}, key=len, reverse=True)
-
-    def fallbacks(text: p.Parser) -> list[p.Parser]:
-        after = p.optional(p.negate(p.end()) + p.tag(tags.CONTENT, text))
-        bounds = sorted({*markers, *closers}, key=len, reverse=True)
-        unparsed = []
-        for opener, closer in pairs:
-            # An outer marker that starts no valid call is reported; the text after it up to its closing marker
-            # is one item with it, closing marker included: nothing extracted, nothing of the wrapper consumed.
-            rest = p.until_one_of(bounds) + p.optional(p.literal(closer)) if closer else text
-            unparsed.append(p.tag(tags.UNPARSED, p.literal(opener)) + p.optional(p.tag(tags.CONTENT, rest)))
-        if wrapper.irregular is not None and wrapper.irregular[0]:
-            unparsed.append(p.tag(tags.UNPARSED, p.literal(wrapper.irregular[0][0])) + after)
-        return [
-            # An empty list ending the output: "no calls", nothing left in the content.
-            p.literal("[") + p.space() + "]" + p.space() + p.end(),
-            *unparsed,
-            # A closing marker left over (after text that broke a section off): markup, left out with a warning.
-            p.tag(tags.DROPPED, p.choice(*map(p.literal, closers))),
-            # A fence or a bracket around something that looks like a call of ours, but is not a valid one (in a
-            # tool fence, a call of any name: a code fence holds code, a tool fence only calls).
-            p.tag(tags.UNPARSED, tool_fence) + p.peek(p.space() + p.optional("[" + p.space()) + IDENTIFIER + "("),
-            p.tag(tags.UNPARSED, fence_open) + p.peek(p.space() + p.optional("[" + p.space()) + names + "("),
-            # A bracket opening a call of ours, or one in keyword syntax (``[f(1)]`` in code is text).
-            p.tag(tags.UNPARSED, p.literal("[") + p.space() + p.choice(names + "(", keyword_call)),
-            # Any other fence or bracket is text, with the text after it (one item, not one per bracket).
-            p.tag(tags.CONTENT, p.literal(FENCE) + text),
-            p.tag(tags.CONTENT, p.literal("[") + text),
-        ]
+        stops += [f"{tool.name}(" for tool in request.tools]
 
     by_name = {tool.name: tool for tool in request.tools}
 
@@ -201,8 +160,77 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
 
     return PythonicParser(
         p.recover(p.choice(*sections)),
-        tuple(dict.fromkeys(triggers)),
-        tuple(dict.fromkeys(stops)),
-        fallbacks,
+        _triggers(wrapper, tools.format.tools_array_wrapped, request),
+        tuple(s for s in dict.fromkeys(stops) if s),
+        lambda text: _fallbacks(text, request, pairs, wrapper, fences),
         convert,
     )
+
+
+class _Fences:
+    """Code fences: any run of three or more backticks, with or without a language, closed by another run.
+
+    A *tool fence* holds nothing but calls (```` ```tool_code ````, and the learned fence when it is the whole
+    wrapper): what follows it is a call or a broken one. The distinctive languages also open calls with fewer
+    backticks (a model or a detokenizer that lost some: ``tool_code`` right before a call)."""
+
+    def __init__(self, wrapper: Wrapper) -> None:
+        backticks = p.literal(FENCE) + p.chars("[`]", 0)
+        languages = sorted({*FENCE_LANGUAGES, *([wrapper.fence] if wrapper.fence else [])}, key=len, reverse=True)
+        own = (wrapper.fence,) if wrapper.fence and not wrapper.open else ()
+        tool_languages = sorted({*DISTINCTIVE_FENCES, *own}, key=len, reverse=True)
+        self.open = backticks + p.optional(p.choice(*languages))
+        self.close = backticks
+        self.tool = backticks + p.choice(*tool_languages)
+        self.loose = p.chars("[`]", 0) + p.choice(*DISTINCTIVE_FENCES)
+
+
+def _triggers(wrapper: Wrapper, listed: bool, request: ParseRequest) -> tuple[str, ...]:
+    """What starts a section in the learned layout (the parser's ``tool_triggers``)."""
+    if wrapper.open:
+        return (wrapper.open,)
+    if wrapper.fence is not None:
+        return (FENCE + wrapper.fence,)
+    if wrapper.irregular is not None and wrapper.irregular[0]:
+        return (wrapper.irregular[0][0],)
+    opener = "[" if listed else ""
+    return tuple(f"{opener}{tool.name}(" for tool in request.tools)
+
+
+def _fallbacks(
+    text: p.Parser, request: ParseRequest, pairs: list[tuple[str, str]], wrapper: Wrapper, fences: _Fences
+) -> list[p.Parser]:
+    """Items for what may open calls but did not (``text``: the text run, up to the next stop)."""
+    after = p.optional(p.negate(p.end()) + p.tag(tags.CONTENT, text))
+    closers = sorted({closer for _, closer in pairs if closer}, key=len, reverse=True)
+    bounds = sorted({*(opener for opener, _ in pairs), *closers}, key=len, reverse=True)
+    unparsed = []
+    for opener, closer in pairs:
+        # An outer marker that starts no valid call is reported; the text after it up to its closing marker is one
+        # item with it, closing marker included: nothing extracted, nothing of the wrapper consumed.
+        rest = p.until_one_of(bounds) + p.optional(p.literal(closer)) if closer else text
+        unparsed.append(p.tag(tags.UNPARSED, p.literal(opener)) + p.optional(p.tag(tags.CONTENT, rest)))
+    if wrapper.irregular is not None and wrapper.irregular[0]:
+        unparsed.append(p.tag(tags.UNPARSED, p.literal(wrapper.irregular[0][0])) + after)
+    names = p.choice(*(p.literal(tool.name) for tool in sorted(request.tools, key=lambda t: -len(t.name))))
+    call_like = p.peek(p.space() + p.optional("[" + p.space()) + IDENTIFIER + "(")
+    ours = p.peek(p.space() + p.optional("[" + p.space()) + names + "(")
+    keyword_call = IDENTIFIER + "(" + p.peek(p.space() + IDENTIFIER + p.space() + "=")
+    return [
+        # An empty list ending the output: "no calls", nothing left in the content.
+        p.literal("[") + p.space() + "]" + p.space() + p.end(),
+        *unparsed,
+        # A closing marker left over (after text that broke a section off): markup, left out with a warning.
+        p.tag(tags.DROPPED, p.choice(*map(p.literal, closers))),
+        # A tool fence that starts no valid call is reported (a code fence holds code: only one that opens a call
+        # of ours is); a distinctive fence word without its backticks only where a call follows it.
+        p.tag(tags.UNPARSED, fences.tool) + after,
+        p.tag(tags.UNPARSED, fences.open) + ours,
+        p.tag(tags.UNPARSED, fences.loose) + call_like,
+        # A bracket opening a call of ours, or one in keyword syntax (``[f(1)]`` in code is text).
+        p.tag(tags.UNPARSED, p.literal("[") + p.space() + p.choice(names + "(", keyword_call)),
+        # Any other fence, fence word or bracket is text, with the text after it (one item, not one per bracket).
+        p.tag(tags.CONTENT, fences.open + text),
+        p.tag(tags.CONTENT, fences.loose + text),
+        p.tag(tags.CONTENT, p.literal("[") + text),
+    ]
