@@ -116,7 +116,10 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     body = p.zero_or_more(p.choice(*items))
     # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
     marked = [s for s in stops if s not in ("{", "[")]
-    head = reasoning_head(analysis, request, section, [t for t in triggers if t in marked], marked)
+    starts = [t for t in triggers if t in marked]
+    if pythonic is not None:  # (its other stops are brackets, fences and words)
+        marked = starts = [s for s in stops if s in pythonic.markers]
+    head = reasoning_head(analysis, request, section, starts, marked)
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + body + p.end()).compile()

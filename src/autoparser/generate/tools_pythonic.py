@@ -97,6 +97,7 @@ class PythonicParser:
     section: p.Parser  # one section of calls (recover()-ed: committed calls survive a broken rest)
     triggers: tuple[str, ...]  # what starts a section in the learned layout
     stops: tuple[str, ...]  # where a stretch of text must stop: something there may start calls (or is markup)
+    markers: tuple[str, ...]  # the distinctive markup among them (outer markers: not brackets, fences or words)
     fallbacks: Callable[[p.Parser], list[p.Parser]]  # given the text run: items for openers that start no call
     convert: Callable[[str, str], str]  # argument text, tool name -> JSON arguments
 
@@ -162,6 +163,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         p.recover(p.choice(*sections)),
         _triggers(wrapper, tools.format.tools_array_wrapped, request),
         tuple(s for s in dict.fromkeys(stops) if s),
+        tuple(s for s in dict.fromkeys([*(opener for opener, _ in pairs), *(wrapper.irregular or ((), ()))[0][:1]])),
         lambda text: _fallbacks(text, request, pairs, wrapper, fences),
         convert,
     )
