@@ -67,6 +67,16 @@ class Wrapper:
     fence: str | None = None
     irregular: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
+    @property
+    def first_word(self) -> str:
+        """What an irregular wrapper starts with ("" for the others)."""
+        return self.irregular[0][0] if self.irregular is not None and self.irregular[0] else ""
+
+    @property
+    def opens(self) -> bool:
+        """Whether the learned layout has anything before the calls (else they are written bare)."""
+        return bool(self.open or self.fence is not None or self.first_word)
+
 
 def split_wrapper(fmt: ToolFormat) -> Wrapper:
     """The learned wrapper ``fmt.section_start`` ... ``fmt.section_end`` as outer markers and a code fence."""
@@ -136,7 +146,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         opening = p.sequence(*(p.space() + p.literal(word) for word in start)) if start else p.eps()
         closing = p.optional(p.sequence(*(p.space() + p.literal(word) for word in end))) if end else p.eps()
         sections.append(opening + p.space() + body + closing)
-        stops += start[:1]
+        stops.append(wrapper.first_word)
     inner = p.optional(fences.open + p.space()) + body + p.space() + p.optional(fences.close + p.space())
     empty = p.optional(fences.open + p.space()) + p.optional(fences.close + p.space())
     for opener, closer in pairs:
@@ -149,7 +159,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
     for opener in (fences.open, fences.loose):
         sections.append(opener + p.space() + body + p.space() + p.optional(fences.close))
     sections.append(p.literal("[") + p.space() + calls + p.space() + p.choice("]", p.end()))
-    if wrapper == Wrapper() and not tools.format.tools_array_wrapped:
+    if not wrapper.opens and not tools.format.tools_array_wrapped:
         # The template writes bare calls, one per line: a tool's name and "(" may start them anywhere.
         sections.append(calls)
         stops += [f"{tool.name}(" for tool in request.tools]
@@ -163,7 +173,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         p.recover(p.choice(*sections)),
         _triggers(wrapper, tools.format.tools_array_wrapped, request),
         tuple(s for s in dict.fromkeys(stops) if s),
-        tuple(s for s in dict.fromkeys([*(opener for opener, _ in pairs), *(wrapper.irregular or ((), ()))[0][:1]])),
+        tuple(m for m in dict.fromkeys([*(opener for opener, _ in pairs), wrapper.first_word]) if m),
         lambda text: _fallbacks(text, request, pairs, wrapper, fences),
         convert,
     )
@@ -193,8 +203,8 @@ def _triggers(wrapper: Wrapper, listed: bool, request: ParseRequest) -> tuple[st
         return (wrapper.open,)
     if wrapper.fence is not None:
         return (FENCE + wrapper.fence,)
-    if wrapper.irregular is not None and wrapper.irregular[0]:
-        return (wrapper.irregular[0][0],)
+    if wrapper.first_word:
+        return (wrapper.first_word,)
     opener = "[" if listed else ""
     return tuple(f"{opener}{tool.name}(" for tool in request.tools)
 
@@ -212,8 +222,8 @@ def _fallbacks(
         # item with it, closing marker included: nothing extracted, nothing of the wrapper consumed.
         rest = p.until_one_of(bounds) + p.optional(p.literal(closer)) if closer else text
         unparsed.append(p.tag(tags.UNPARSED, p.literal(opener)) + p.optional(p.tag(tags.CONTENT, rest)))
-    if wrapper.irregular is not None and wrapper.irregular[0]:
-        unparsed.append(p.tag(tags.UNPARSED, p.literal(wrapper.irregular[0][0])) + after)
+    if wrapper.first_word:
+        unparsed.append(p.tag(tags.UNPARSED, p.literal(wrapper.first_word)) + after)
     names = p.choice(*(p.literal(tool.name) for tool in sorted(request.tools, key=lambda t: -len(t.name))))
     call_like = p.peek(p.space() + p.optional("[" + p.space()) + IDENTIFIER + "(")
     ours = p.peek(p.space() + p.optional("[" + p.space()) + names + "(")
