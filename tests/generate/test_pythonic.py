@@ -7,6 +7,7 @@ one call per line. The expected analyses below are read off the template sources
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,10 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.analysis.model import ToolFormatMode
+from autoparser.analysis.model import ToolFormat, ToolFormatMode
+from autoparser.analysis.pythonic import analyze_pythonic_format
+from autoparser.generate.assemble import build_parser
+from autoparser.generate.tools_pythonic import Wrapper, split_wrapper
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 from ..support.grammar_check import all_accept, all_reject, verdicts
@@ -552,3 +556,61 @@ def test_grammar_bare_strings_only_where_the_template_writes_them() -> None:
     assert all_reject(gemma, output.replace("days=2", "days=two"))  # integers stay integers
     minicpm = grammar_chat("openbmb-MiniCPM3-4B", tool_choice="required")
     assert all_reject(minicpm, learned_layout("openbmb-MiniCPM3-4B", ["get_weather(city=Paris, days=2)"]))
+
+
+# ------------------------------------------------------------------------------------- layouts no template renders
+
+
+def test_wrapper_detection_from_rendered_calls() -> None:
+    render = 'Calls:\n[FFF_FIRST_FUN_F(AA_ARG_FST_AA="XXXX", BB_ARG_SND_BB="YYYY")]\nEnd.'
+    fmt = analyze_pythonic_format(render)
+    assert fmt is not None
+    assert (fmt.section_start, fmt.section_end, fmt.tools_array_wrapped) == ("Calls:\n", "End.", True)
+    lone = analyze_pythonic_format("[FFF_FIRST_FUN_F(AA_ARG_FST_AA=XXXX)\n")  # a bracket without its pair
+    assert lone is not None and (lone.section_start, lone.tools_array_wrapped) == ("[", False)
+    assert analyze_pythonic_format('<function=FFF_FIRST_FUN_F>{"AA_ARG_FST_AA": "XXXX"}') is None
+    assert analyze_pythonic_format("FFF_FIRST_FUN_F(XXXX)") is None  # positional: not keyword arguments
+
+
+def test_split_wrapper() -> None:
+    split = lambda start, end: split_wrapper(ToolFormat(ToolFormatMode.PYTHONIC, start, end))  # noqa: E731
+    assert split("<|tool_call_start|>\n```python\n", "```\n<|tool_call_end|>") == Wrapper(
+        "<|tool_call_start|>", "<|tool_call_end|>", "python"
+    )
+    assert split("```tool_code\n", "```") == Wrapper(fence="tool_code")
+    assert split("<function_calls>\n", "</function_calls>") == Wrapper("<function_calls>", "</function_calls>")
+    assert split("Action:\n", "") == Wrapper(irregular=(("Action:",), ()))
+    assert split("", "") == Wrapper() and not Wrapper().opens
+
+
+def with_layout(start: str, end: str, listed: bool) -> ChatParams:
+    """MiniCPM3 with another learned layout (no bundled template has it)."""
+    tmpl = load("openbmb-MiniCPM3-4B")
+    analysis = tmpl.analysis
+    fmt = ToolFormat(ToolFormatMode.PYTHONIC, start, end, tools_array_wrapped=listed)
+    changed = dataclasses.replace(analysis, tools=dataclasses.replace(analysis.tools, format=fmt))
+    params = tmpl.apply(USER, tools=TOOLS, parallel_tool_calls=True)
+    request = params._generated.request
+    return dataclasses.replace(params, _generated=build_parser(changed, request))
+
+
+def test_irregular_learned_wrapper() -> None:
+    params = with_layout("Action:\n", "", listed=False)
+    output = "Let me see.\nAction:\nget_weather(city='Paris')\nping()"
+    message = params.parse(output)
+    assert calls_of(message) == [("get_weather", {"city": "Paris"}), ("ping", {})]
+    assert message.content == "Let me see."
+    assert not check_stream(params, char_chunks(output), message)
+    broken = params.parse("Action: none needed.")
+    assert broken.content == "Action: none needed." and broken.warnings
+
+
+def test_bare_lines_learned() -> None:
+    """A template that writes calls bare, one per line: a tool's name and "(" start them anywhere."""
+    params = with_layout("", "", listed=False)
+    output = "Checking.\nget_weather(city='Paris')\nping()"
+    message = params.parse(output)
+    assert calls_of(message) == [("get_weather", {"city": "Paris"}), ("ping", {})]
+    assert message.content == "Checking."
+    assert params.parse("Use get_weather(Paris) later.").tool_calls == ()
+    assert not check_stream(params, char_chunks(output), message)
