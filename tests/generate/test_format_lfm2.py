@@ -207,12 +207,15 @@ def test_lfm25_brackets_in_prose_stream_as_content() -> None:
     assert streamed.tool_calls == ()
 
 
-def test_lfm2_needs_its_markers() -> None:
-    """LFM2 calls are always inside markers; a bare list is text."""
-    text = '[get_time(city="Paris")]'
-    message = chat("lfm2").parse(text)
-    assert message.content == text
-    assert message.tool_calls == ()
+def test_each_format_reads_the_others_layout() -> None:
+    """The templates show neither layout; models write both (LFM2.5 output often wraps its list in LFM2's
+    markers): each parser reads a bare list and a wrapped one, and consumes the markers."""
+    for fmt in TEMPLATES:
+        for text in ('[get_time(city="Paris")]', '<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>'):
+            message = chat(fmt).parse(text)
+            assert calls_of(message) == [("get_time", {"city": "Paris"})], (fmt, text)
+            assert message.content == ""
+            assert message.warnings == ()
 
 
 @pytest.mark.parametrize(

@@ -148,3 +148,38 @@ class TestPythonLiterals:
         assert p.bool("python").parse("True").success
         assert p.null("python").parse("None").success
         assert p.array("python").parse("{}").fail
+
+
+class TestPythonicLiterals:
+    """The ``pythonic`` flavor: Python literals whose keywords may also be spelt the JSON way, mixed freely."""
+
+    @pytest.mark.parametrize(
+        "text",
+        ["{'a': [True, false, None, null], \"b\": true}", "true", "null", "False", "[{'k': 'it\\'s'}, 1.5e3]"],
+    )
+    def test_accepts(self, text: str) -> None:
+        assert p.json("pythonic").parse(text).end == len(text)
+
+    @pytest.mark.parametrize("text", ["TRUE", "nil", "{'a' 1}", "[1,,2]", "'unterminated", "Null"])
+    def test_rejects(self, text: str) -> None:
+        assert p.json("pythonic").parse(text).fail
+
+    def test_partial(self) -> None:
+        assert p.json("pythonic").parse("[tr", partial=True).need_more_input
+        assert p.json("pythonic").parse("{'a': nu", partial=True).need_more_input
+        assert p.json("pythonic").parse("[Tru", partial=True).need_more_input
+
+    def test_kinds(self) -> None:
+        for word in ("True", "true", "False", "false"):
+            assert p.bool("pythonic").parse(word).success
+            assert p.null("pythonic").parse(word).fail
+        for word in ("None", "null"):
+            assert p.null("pythonic").parse(word).success
+            assert p.bool("pythonic").parse(word).fail
+        assert p.string("pythonic").parse("'a'").success
+
+    def test_gbnf_takes_both_spellings(self) -> None:
+        grammar = (p.literal("[") + p.json("pythonic") + "]").to_gbnf()
+        assert '"True" | "False" | "true" | "false"' in grammar
+        assert '"None" | "null"' in grammar
+        assert "true" not in (p.literal("[") + p.python_value() + "]").to_gbnf()

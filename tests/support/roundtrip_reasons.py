@@ -49,8 +49,8 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         REASONING: _NO_REASONING,
     },
     "LFM2.5-Instruct": {
-        CALLS: "never renders assistant tool calls (an empty assistant turn); real output wraps a pythonic list in "
-        "`<|tool_call_start|>` (pending: LFM2.5 wrapper, tested on its own)",
+        CALLS: "never renders assistant tool calls (an empty assistant turn); real output, a pythonic list often "
+        "wrapped in `<|tool_call_start|>`, is tested on its own (tests/generate/test_pythonic.py)",
         REASONING: "reasoning is only `<think>` text inside content (stripped from past turns), never rendered from "
         "reasoning_content",
     },
@@ -169,17 +169,11 @@ FAILS: dict[str, dict[str, str]] = {
     "StepFun3.5-Flash": {"one call": _PYTHON_LITERALS},
     "deepseek-ai-DeepSeek-V3.2": {"one call": _PADDING},
     "deepseek-ai-DeepSeek-V4": {"one call": _PADDING},
-    "google-ai-edge-LiteRT-LM-Gemma3n": {
-        CALLS: "pending: pythonic calls in a ```` ```tool_code ```` fence, values unquoted, are not read",
-    },
     "inclusionai-ling-3.0-flash": {"one call": _PADDING},
     "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
         "parallel calls": "pending: JSON calls written back to back after `<|python_start|><|python_end|>`: only the "
         "first is read",
         "content+call": "pending: content inside `<|python_start|>…<|python_end|>` before the call is not read",
-    },
-    "openbmb-MiniCPM3-4B": {
-        CALLS: "pending: pythonic calls in `<|tool_call_start|>` + ```` ```python ```` are not read",
     },
     "stepfun-ai-Step-3.5-Flash": {"one call": _PYTHON_LITERALS},
 }

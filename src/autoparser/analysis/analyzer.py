@@ -20,7 +20,8 @@ from .content import analyze_content
 from .diff import common_prefix_len
 from .formats import GENERIC, detect_format
 from .instructions import render_instructions
-from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolsAnalysis
+from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
+from .patterns import marker_positions
 from .prose import apply_prose, prose_can_fill
 from .reasoning import analyze_reasoning, classify_reasoning
 from .tools import analyze_tools
@@ -99,9 +100,13 @@ def _preserved_tokens(draft: Draft) -> list[str]:
         return list(draft.preserved_override)
     reasoning: ReasoningAnalysis = draft.reasoning
     fmt, function, args, call_id = draft.tools.format, draft.tools.function, draft.tools.arguments, draft.tools.call_id
+    sections = [fmt.section_start, fmt.section_end]
+    if fmt.mode is ToolFormatMode.PYTHONIC:
+        # A pythonic wrapper may hold a code fence (```python): only its markup tokens are tokens.
+        sections = [m.group() for section in sections for m in marker_positions(section)]
     markers = [
         reasoning.start, reasoning.end, draft.content.start, draft.content.end,
-        fmt.section_start, fmt.section_end, fmt.per_call_start, fmt.per_call_end,
+        *sections, fmt.per_call_start, fmt.per_call_end,
         function.name_prefix, function.name_suffix, function.close,
         args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
         args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,

@@ -21,6 +21,7 @@ __all__ = [
     "ContentMode",
     "FunctionMarkers",
     "GenerationPrompts",
+    "PythonicValues",
     "ReasoningAnalysis",
     "ReasoningMode",
     "TemplateAnalysis",
@@ -61,13 +62,16 @@ class ContentMode(Enum):
 class ToolFormatMode(Enum):
     """NONE: no tool calls. JSON_NATIVE: each call is a JSON object holding the name and arguments.
     TAG_WITH_JSON: markup carries the name, the arguments are a JSON object. TAG_WITH_TAGGED: markup carries the
-    name and each argument (``<parameter=x>value</parameter>``).
+    name and each argument (``<parameter=x>value</parameter>``). PYTHONIC: calls are Python calls with keyword
+    arguments (``get_weather(city="Paris", days=2)``), in a ``[...]`` list or one per line, inside the section
+    markers (which may hold a code fence: ``<|tool_call_start|>\n```python\n`` ... ``\n```\n<|tool_call_end|>``).
     """
 
     NONE = "NONE"
     JSON_NATIVE = "JSON_NATIVE"
     TAG_WITH_JSON = "TAG_WITH_JSON"
     TAG_WITH_TAGGED = "TAG_WITH_TAGGED"
+    PYTHONIC = "PYTHONIC"
 
 
 class CallIdPosition(Enum):
@@ -101,7 +105,10 @@ class ContentAnalysis:
 
 @dataclass(frozen=True, slots=True)
 class ToolFormat:
-    """Where calls sit (section / per-call markers) and, for JSON calls, the field names."""
+    """Where calls sit (section / per-call markers) and, for JSON calls, the field names.
+
+    ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
+    without it come one per line)."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -148,11 +155,26 @@ class CallIdMarkers:
 
 
 @dataclass(frozen=True, slots=True)
+class PythonicValues:
+    """How a template spells the argument values of PYTHONIC calls.
+
+    ``quote``: the quote around strings (``"`` or ``'``), or ``""`` when the template writes them bare
+    (``city=Paris``: Gemma 3n concatenates the values). ``keywords``: ``"python"`` (``True``/``False``/``None``),
+    ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), or ``""`` when the template renders
+    no boolean (it refuses non-string values). Parsers accept every spelling; grammars follow these.
+    """
+
+    quote: str = '"'
+    keywords: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolsAnalysis:
     format: ToolFormat = field(default_factory=ToolFormat)
     function: FunctionMarkers = field(default_factory=FunctionMarkers)
     arguments: ArgumentMarkers = field(default_factory=ArgumentMarkers)
     call_id: CallIdMarkers = field(default_factory=CallIdMarkers)
+    pythonic: PythonicValues = field(default_factory=PythonicValues)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from .diff import calculate_diff_split
 from .json_calls import analyze_json_calls
 from .model import ReasoningAnalysis, ToolFormat, ToolFormatMode
 from .patterns import MARKER
+from .pythonic import analyze_pythonic_format
 from .variants import VariantRenderer
 
 __all__ = ["FunctionNameMatch", "analyze_tool_format"]
@@ -58,6 +59,9 @@ def analyze_tool_format(
         if parallel and result.section_start and _repeats_per_call(renderer, result.section_start, json_mode=True):
             result = _per_call(result)
         return result, FunctionNameMatch()
+    pythonic = analyze_pythonic_format(clean)
+    if pythonic is not None:
+        return pythonic, FunctionNameMatch()
     mode = ToolFormatMode.TAG_WITH_JSON if _in_json(needles.ARG_FIRST, haystack) else ToolFormatMode.TAG_WITH_TAGGED
     result, name = _tagged_markers(clean, mode)
     if parallel and result.section_start and _repeats_per_call(renderer, result.section_start, json_mode=False):

@@ -1,4 +1,5 @@
-"""Tool-call analysis: runs T1-T3, A1-A2 and T7 in order, each phase refining the previous ones."""
+"""Tool-call analysis: runs T1-T3, A1-A2 and T7 in order, each phase refining the previous ones (pythonic calls
+need only T1 and the spelling of their values)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from .arguments import analyze_argument_markers
 from .call_ids import analyze_call_ids
 from .functions import analyze_function_markers
 from .model import ArgumentMarkers, CallIdMarkers, CallIdPosition, ReasoningAnalysis, ToolFormatMode, ToolsAnalysis
+from .pythonic import analyze_pythonic_values
 from .tool_format import analyze_tool_format
 from .variants import VariantRenderer
 
@@ -21,6 +23,8 @@ def analyze_tools(renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps:
     fmt, name = analyze_tool_format(renderer, reasoning, caps.supports_parallel_tool_calls)
     if fmt.mode in (ToolFormatMode.NONE, ToolFormatMode.JSON_NATIVE):
         return ToolsAnalysis(fmt)
+    if fmt.mode is ToolFormatMode.PYTHONIC:
+        return ToolsAnalysis(fmt, pythonic=analyze_pythonic_values(renderer))
     function = analyze_function_markers(renderer, fmt, name)
     arguments = ArgumentMarkers()
     if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED:

@@ -18,6 +18,7 @@ from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import field_key, json_call, json_calls
+from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_call
 
 __all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
@@ -32,9 +33,9 @@ class GeneratedParser:
     tool_triggers: tuple[str, ...]  # markers that start a tool call in this format (not read yet: grammar triggers)
     request: ParseRequest
     id_position: str = "none"  # where a call's id comes: "none", "before_args" or "after_args"
-    # Dedicated formats whose arguments are not JSON (Python calls, Gemma's dicts, MiniMax-M3's XML elements)
-    # convert the complete TOOL_ARGS text to JSON text: ``convert_args(tool_name, text)`` (the tool's schema may
-    # type the values); while a call is incomplete its arguments are then held back.
+    # Formats whose arguments are not JSON (pythonic calls, Gemma's dicts, MiniMax-M3's XML elements) convert the
+    # complete TOOL_ARGS text to JSON text: ``convert_args(tool_name, text)`` (the tool's schema may type the
+    # values); while a call is incomplete its arguments are then held back.
     convert_args: Callable[[str, str], str] | None = None
 
 
@@ -58,7 +59,14 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     stops: list[str] = []
     triggers: list[str] = []
     section: p.Parser | None = None
-    if use_tools:
+    pythonic: PythonicParser | None = None
+    if use_tools and fmt.mode is ToolFormatMode.PYTHONIC:
+        pythonic = pythonic_parser(tools, request)
+        section = pythonic.section
+        items.append(section)
+        triggers.extend(pythonic.triggers)
+        stops.extend(pythonic.stops)
+    elif use_tools:
         section, starts = _tool_section(analysis, request)
         items.append(section)
         triggers.extend(starts)
@@ -72,7 +80,8 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
-    if use_tools:
+    unparsed: list[str] = []
+    if use_tools and pythonic is None:
         # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
         # read as a call, but reported, like any marker that does not start a valid call.
         name_prefix = core(analysis.tools.function.name_prefix)
@@ -89,6 +98,8 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     else:
         text_run = p.until_one_of(stops) if stops else p.rest()
     text = p.tag(tags.CONTENT, text_run)
+    if pythonic is not None:
+        items[1:1] = pythonic.fallbacks(text_run)  # right after the section
     if use_tools and unparsed:
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
         choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
@@ -108,7 +119,10 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     body = p.zero_or_more(p.choice(*items))
     # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
     marked = [s for s in stops if s not in ("{", "[")]
-    head = reasoning_head(analysis, request, section, [t for t in triggers if t in marked], marked)
+    starts = [t for t in triggers if t in marked]
+    if pythonic is not None:  # (its other stops are brackets, fences and words)
+        marked = starts = [s for s in stops if s in pythonic.markers]
+    head = reasoning_head(analysis, request, section, starts, marked)
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + body + p.end()).compile()
@@ -118,6 +132,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         tuple(triggers),
         request,
         _id_position(analysis) if use_tools else "none",
+        pythonic.convert if pythonic is not None else None,
     )
 
 

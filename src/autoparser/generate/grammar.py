@@ -342,15 +342,20 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         return _whole(body)
     if not has_tools:
         return GrammarSpec()
-    section = _tool_section(analysis, request)
+    if fmt.mode is ToolFormatMode.PYTHONIC:
+        from .pythonic_grammar import pythonic_grammar_section  # it builds on this module
+
+        section, triggers = pythonic_grammar_section(analysis.tools, request)
+    else:
+        section, triggers = _tool_section(analysis, request), _triggers(analysis, request)
     if core(analysis.content.end) and analysis.content.mode.value != "PLAIN":
         section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
     if request.tool_choice == "required":
-        words = [t.value for t in _triggers(analysis, request) if t.type == "word"] or ["{"]
+        words = [t.value for t in triggers if t.type == "word"] or ["{"]
         body = _whole_output(analysis, request) + text_before_calls(analysis, request, words) + section + p.space()
         return _whole(body)
     root = p.trigger_rule("calls", section + p.space())
-    return _lazy(root, _triggers(analysis, request))
+    return _lazy(root, triggers)
 
 
 def _whole_output(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:

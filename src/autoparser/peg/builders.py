@@ -89,7 +89,7 @@ __all__ = [
     "zero_or_more",
 ]
 
-_FLAVORS = ("json", "python", "gemma")
+_FLAVORS = ("json", "python", "pythonic", "gemma")
 
 
 def eps() -> Parser:
@@ -239,12 +239,14 @@ def with_gbnf(p: Parser | str, grammar: str) -> Parser:
 
 def _flavor(flavor: str) -> JsonFlavor:
     if flavor not in _FLAVORS:
-        raise GrammarError(f"unknown flavor {flavor!r}; expected 'json', 'python' or 'gemma'")
+        raise GrammarError(f"unknown flavor {flavor!r}; expected 'json', 'python', 'pythonic' or 'gemma'")
     return flavor  # type: ignore[return-value]
 
 
 def json(flavor: str = "json") -> Parser:
-    """Any JSON value (``flavor="python"``: a Python literal with ``'`` strings, True/False/None)."""
+    """Any JSON value (``flavor="python"``: a Python literal with ``'`` strings, True/False/None; ``"pythonic"``:
+    a Python literal that may also spell its keywords the JSON way, true/false/null, as models calling tools
+    Python-style do)."""
     return Json("value", _flavor(flavor))
 
 

@@ -653,7 +653,7 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     kind, flavor = node.kind, node.flavor
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
-    if flavor not in ("json", "python", "gemma"):
+    if flavor not in ("json", "python", "pythonic", "gemma"):
         raise GrammarError(f"unknown JSON flavor {flavor!r}")
     if flavor == "gemma" and kind not in ("value", "object", "array"):
         raise GrammarError(f"the gemma flavor has no {kind} values")
@@ -716,7 +716,7 @@ def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
 
 def _string_content(c: _Compiler, node: StringContent) -> Matcher:
     quote, flavor = node.quote, node.flavor
-    if quote not in ('"', "'") or flavor not in ("json", "python"):
+    if quote not in ('"', "'") or flavor not in ("json", "python", "pythonic"):
         raise GrammarError(f"string_content(): unsupported quote {quote!r} or flavor {flavor!r}")
     scan = json_scan.scan_string_body
     what = describe(node)

@@ -61,6 +61,13 @@ _JSON_FIRST = {
     ("bool", "python"): frozenset("TF"),
     ("null", "json"): frozenset("n"),
     ("null", "python"): frozenset("N"),
+    ("value", "pythonic"): frozenset("{[\"'-TFNtfn") | _DIGITS,
+    ("object", "pythonic"): frozenset("{"),
+    ("array", "pythonic"): frozenset("["),
+    ("string", "pythonic"): frozenset("\"'"),
+    ("number", "pythonic"): frozenset("-") | _DIGITS,
+    ("bool", "pythonic"): frozenset("TFtf"),
+    ("null", "pythonic"): frozenset("Nn"),
 }
 _LARGEST_CLASS = 128  # character classes with more members than this count as "any character"
 

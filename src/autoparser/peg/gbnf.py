@@ -255,8 +255,8 @@ class GrammarWriter:
                 return self._schema(node)
             case Json(kind=kind, flavor="json"):
                 return Expr(self.converter.convert(JSON_KIND_SCHEMAS[kind], f"json-{kind}"), ATOM)
-            case Json(kind=kind, flavor="python"):
-                return Expr(self._python_rules(kind), ATOM)
+            case Json(kind=kind, flavor="python" | "pythonic" as flavor):
+                return Expr(self._python_rules(kind, flavor), ATOM)
             case StringContent(quote=quote, flavor=flavor):
                 return Expr(self._string_content(quote, flavor), ATOM)
         raise GrammarError(f"cannot write GBNF for parser node of type {type(node).__name__}")
@@ -281,7 +281,7 @@ class GrammarWriter:
         return Expr(self.converter.convert(schema, node.name), ALT)
 
     def _string_content(self, quote: str, flavor: str) -> str:
-        if flavor == "python":
+        if flavor in ("python", "pythonic"):
             char_rule = self._python_rules("dq-char" if quote == '"' else "sq-char")
             return f"{char_rule}*"
         name = "json-string-content" if quote == '"' else "json-sq-string-content"
@@ -289,21 +289,28 @@ class GrammarWriter:
         body = f'([^{q}\\\\] | "\\\\" ([{q}\\\\/bfnrt] | "u" [0-9a-fA-F]{{4}}))*'
         return self._shared(name, body).text
 
-    def _python_rules(self, kind: str) -> str:
-        """Rules for Python literals (dicts, lists, '...'/"..." strings, True/False/None)."""
+    def _python_rules(self, kind: str, flavor: str = "python") -> str:
+        """Rules for Python literals (dicts, lists, '...'/"..." strings, True/False/None; the ``pythonic`` flavor
+        also spells the keywords true/false/null)."""
         ws = self._shared(JSON_WS_RULE, JSON_WS_BODY).text
         number = self.converter.convert({"type": "number"}, "json-number")
-        value = self.rules.reserve("py-value")
         dq = self._shared("py-dq-char", r'[^"\\] | "\\" ([^\n] | "\n")').text
         sq = self._shared("py-sq-char", r"""[^'\\] | "\\" ([^\n] | "\n")""").text
         string = self._shared("py-string", f'"\\"" {dq}* "\\"" | "\'" {sq}* "\'"').text
-        boolean = self._shared("py-bool", '"True" | "False"').text
-        none = self._shared("py-none", '"None"').text
-        kv = self._shared("py-kv", f'{string} {ws} ":" {ws} {value}').text
+        if flavor == "pythonic":
+            pre = "pyj"
+            boolean = self._shared("pyj-bool", '"True" | "False" | "true" | "false"').text
+            none = self._shared("pyj-none", '"None" | "null"').text
+        else:
+            pre = "py"
+            boolean = self._shared("py-bool", '"True" | "False"').text
+            none = self._shared("py-none", '"None"').text
+        value = self.rules.reserve(f"{pre}-value")
+        kv = self._shared(f"{pre}-kv", f'{string} {ws} ":" {ws} {value}').text
         sep = f'{ws} "," {ws}'
-        dict_ = self._shared("py-dict", f'"{{" {ws} ({kv} ({sep} {kv})*)? {ws} "}}"').text
-        list_ = self._shared("py-list", f'"[" {ws} ({value} ({sep} {value})*)? {ws} "]"').text
-        self.rules.add("py-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}")
+        dict_ = self._shared(f"{pre}-dict", f'"{{" {ws} ({kv} ({sep} {kv})*)? {ws} "}}"').text
+        list_ = self._shared(f"{pre}-list", f'"[" {ws} ({value} ({sep} {value})*)? {ws} "]"').text
+        self.rules.add(f"{pre}-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}")
         names = {"value": value, "object": dict_, "array": list_, "string": string, "number": number,
                  "bool": boolean, "null": none, "dq-char": dq, "sq-char": sq}
         return names[kind]

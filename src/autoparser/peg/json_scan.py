@@ -50,21 +50,26 @@ _BODY = {
     ("'", "python"): re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
 }
 _BODY['"', "gemma"] = _BODY['"', "json"]  # Gemma dicts may hold JSON strings too
+_BODY['"', "pythonic"], _BODY["'", "pythonic"] = _BODY['"', "python"], _BODY["'", "python"]
 _PARTIAL_ESCAPE = {"json": re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z"), "python": re.compile(r"\\\Z")}
 _PARTIAL_ESCAPE["gemma"] = _PARTIAL_ESCAPE["json"]
+_PARTIAL_ESCAPE["pythonic"] = _PARTIAL_ESCAPE["python"]
 
 _KEYWORDS = {
     "json": {"t": "true", "f": "false", "n": "null"},
     "python": {"T": "True", "F": "False", "N": "None"},
+    # Python literals as models write them in pythonic tool calls: either spelling of the keywords.
+    "pythonic": {"T": "True", "F": "False", "N": "None", "t": "true", "f": "false", "n": "null"},
     "gemma": {},
 }
-_QUOTES = {"json": '"', "python": "\"'", "gemma": '"'}
+_QUOTES = {"json": '"', "python": "\"'", "pythonic": "\"'", "gemma": '"'}
 
 # Gemma 4's argument dicts (see generate/formats/gemma4.py): keys and leaf values may be bare text (anything but
 # punctuation and "<"), strings are JSON strings or raw text between <|"|> tokens.
 GEMMA_QUOTE = '<|"|>'
 _GEMMA_BARE = re.compile(r"[^,:{}\[\]<]+")
 _CONTAINER_KINDS = {"{": "object", "[": "array"}
+_NULLS = frozenset({"null", "None"})
 
 # Scanner phases: what is expected at the resume position.
 _VALUE, _KEY, _AFTER, _IN_VALUE_STRING, _IN_KEY_STRING, _OPENED, _IN_VALUE_QUOTED, _IN_KEY_QUOTED = range(8)
@@ -415,14 +420,10 @@ def scan_json(
         return _scan_string(text, pos, flavor, partial) if ch in _QUOTES[flavor] else (FAIL, pos)
     if kind == "number":
         return _scan_number(text, pos, partial)
-    if kind == "null":
-        return _scan_keyword(text, pos, _KEYWORDS[flavor]["n" if flavor == "json" else "N"], partial)
-    # bool
-    words = ("true", "false") if flavor == "json" else ("True", "False")
-    for word in words:
-        if ch == word[0]:
-            return _scan_keyword(text, pos, word, partial)
-    return FAIL, pos
+    word = _KEYWORDS[flavor].get(ch)
+    if word is None or (word in _NULLS) != (kind == "null"):
+        return FAIL, pos
+    return _scan_keyword(text, pos, word, partial)
 
 
 def _scan_any_container(

@@ -58,7 +58,7 @@ __all__ = [
 COMMIT_TAG = "commit"  # the AST tag of a Commit marker
 
 JsonKind = TypingLiteral["value", "object", "array", "string", "number", "bool", "null"]
-JsonFlavor = TypingLiteral["json", "python", "gemma"]
+JsonFlavor = TypingLiteral["json", "python", "pythonic", "gemma"]
 
 
 def coerce(value: Parser | str) -> Parser:

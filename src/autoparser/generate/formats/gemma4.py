@@ -124,8 +124,9 @@ _PUNCT = {"{": "{", "}": "}", "[": "[", "]": "]", ":": ": ", ",": ", "}
 _PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}  # the template renders None as `None`
 
 
-def args_to_json(text: str) -> str:
-    """A complete Gemma argument dict as JSON text (key order and number spelling kept).
+def args_to_json(text: str, tool_name: str = "") -> str:
+    """A complete Gemma argument dict as JSON text (key order and number spelling kept). (The mapper also passes the
+    call's ``tool_name``; Gemma's values carry their own types, so it is not needed.)
 
     ``text`` is what the call grammar accepted; anything else raises ValueError. Every string token (quoted or
     bare) is a key when the next token is ``:``; a bare literal stays as written if it is a JSON scalar."""

@@ -1,11 +1,12 @@
-"""Grammar parsers for Python literals constrained by a JSON schema (LFM2's keyword-argument calls).
+"""Grammar parsers for Python literals constrained by a JSON schema (pythonic keyword-argument calls).
 
 The JSON-schema converter writes grammars for JSON text; a model that calls tools Python-style writes
 ``city='Paris', days=2, flags=[True, None]`` instead. This module maps a parameter schema onto PEG nodes that accept
 the *Python* spelling of the values the schema allows, so the same graph yields the GBNF and the Lark grammar:
 
 * ``integer``/``number``: the converter's JSON number grammar (JSON numbers are Python literals), bounds included;
-* ``boolean``/``null``: ``True``/``False`` and ``None``;
+* ``boolean``/``null``: ``True``/``False`` and ``None`` — or JSON's ``true``/``false``/``null``, or either spelling,
+  as the template renders them (``keywords``);
 * ``string``: ``"..."`` or ``'...'`` with Python escapes; ``minLength``/``maxLength`` count characters (``\\n``
   counts as one); ``pattern`` and the known ``format`` values go through the converter's raw-string grammar between the
   quotes (a pattern that admits the quote character itself can then end the literal early);
@@ -24,15 +25,17 @@ schema lists its arguments takes no others.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
-from ... import peg as p
-from ...errors import SchemaError
-from ...peg.json_schema import resolve_local_ref
-from ...peg.schema_formats import FORMATS
-from ...peg.schema_merge import ANNOTATIONS, merge_schemas
-from ..grammar import rule_safe
+from .. import peg as p
+from ..errors import SchemaError
+from ..peg.json_schema import resolve_local_ref
+from ..peg.schema_formats import FORMATS
+from ..peg.schema_merge import ANNOTATIONS, merge_schemas
+from .grammar import rule_safe
+from .schema_types import accepts_string
 
 __all__ = ["PythonLiteralGrammar", "python_string_literal"]
 
@@ -90,8 +93,19 @@ class PythonLiteralGrammar:
     updated): a graph must not define one name twice, and distinct names can sanitize alike (``a-b``, ``a_b``).
     """
 
-    def __init__(self, root: dict[str, Any], name: str, taken: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: dict[str, Any],
+        name: str,
+        taken: set[str] | None = None,
+        *,
+        keywords: str = "python",
+        bare: bool = False,
+    ) -> None:
         self._root = root
+        self._keywords = keywords  # "python", "json" or "both"
+        self._flavor = "python" if keywords == "python" else "pythonic"
+        self._bare = bare  # top-level string arguments are written unquoted (Gemma 3n)
         self._taken = set() if taken is None else taken
         self._name = self.unique(name)
         self._refs: dict[str, str] = {}  # local $ref target -> its rule's name (the rule exists or is being built)
@@ -126,7 +140,7 @@ class PythonLiteralGrammar:
     # ------------------------------------------------------------------------------------------------ public API
     def keyword_arguments(self) -> p.Parser | None:
         """``name=value, ...`` for the root object schema: the arguments of a Python call (None: it takes none)."""
-        members, extra = self._members(self._root, self._name, key=self._keyword)
+        members, extra = self._members(self._root, self._name, key=self._keyword, top=True)
         if not members and extra is None:
             return None
         identifier = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
@@ -136,7 +150,7 @@ class PythonLiteralGrammar:
     def value(self, schema: Any, name: str) -> p.Parser:
         """A Python literal valid under ``schema``; ``name`` names its rules."""
         if not isinstance(schema, dict) or not schema:
-            return p.python_value()  # true, {} (anything) or a schema we cannot read
+            return self._any()  # true, {} (anything) or a schema we cannot read
         if "$ref" in schema:
             return self._ref(schema, name)
         if "allOf" in schema:
@@ -158,15 +172,15 @@ class PythonLiteralGrammar:
                 values = [v for v in values if any(_has_type(v, t) for t in types)] or values
             return p.choice(*(self.literal(v) for v in values))
         if not types:
-            return p.python_value()
+            return self._any()
         return p.choice(*(self._typed(schema, t, name) for t in types))
 
     def literal(self, value: Any) -> p.Parser:
         """Exactly ``value`` written as a Python literal (strings in either quote style, any spacing)."""
         if value is None:
-            return p.literal("None")
+            return self._keyword_literal("None")
         if isinstance(value, bool):
-            return p.literal(repr(value))
+            return self._keyword_literal(repr(value))
         if isinstance(value, int | float):
             return p.literal(json.dumps(value))  # a JSON number is a Python number
         if isinstance(value, str):
@@ -177,17 +191,49 @@ class PythonLiteralGrammar:
         if isinstance(value, dict):
             pairs = [self.literal(str(k)) + p.space() + ":" + p.space() + self.literal(v) for k, v in value.items()]
             return "{" + p.space() + (_join(pairs) if pairs else p.eps()) + p.space() + "}"
-        return p.python_value()
+        return self._any()
 
     # ------------------------------------------------------------------------------------------------- internals
+    def _any(self) -> p.Parser:
+        """Any literal in this grammar's spelling."""
+        return p.json(self._flavor)
+
+    def _keyword_literal(self, word: str) -> p.Parser:
+        """``True``/``False``/``None`` in the spelling the template uses."""
+        json_word = _JSON_KEYWORDS[word]
+        if self._keywords == "json":
+            return p.literal(json_word)
+        if self._keywords == "both":
+            return p.choice(word, json_word)
+        return p.literal(word)
+
+    def _bare_string(self, schema: Any, name: str) -> p.Parser | None:
+        """A top-level string argument written unquoted (``city=Paris``): any text without ``,``, ``)`` or a line
+        break, as enum/const values, or under the pattern/format/length limits; None if no string is allowed."""
+        if not accepts_string(schema):
+            return None
+        char = p.chars(_BARE_CHAR, 1, 1)
+        values = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(values, list):
+            texts = [v for v in values if isinstance(v, str) and v and not _BARE_STOP.search(v)]
+            return p.choice(*map(p.literal, texts)) if texts else None
+        pattern, fmt = schema.get("pattern"), schema.get("format")
+        if isinstance(pattern, str) or (isinstance(fmt, str) and fmt in FORMATS):
+            raw = {k: schema[k] for k in ("pattern", "format") if k in schema}
+            return p.schema(p.chars(_BARE_CHAR, 1), name, {"type": "string", **raw}, raw=True)
+        lo, hi = _count(schema, "minLength") or 0, _count(schema, "maxLength")
+        if lo or hi is not None:
+            return p.repeat(char, lo, -1 if hi is None else hi)
+        return p.optional(p.chars(_BARE_FIRST, 1, 1) + p.chars(_BARE_CHAR, 0))
+
     def _typed(self, schema: dict[str, Any], kind: str, name: str) -> p.Parser:
         if kind in ("integer", "number"):
             bounds = {k: schema[k] for k in _NUMBER_KEYS if k in schema}
             return p.schema(p.json_number(), name, {"type": kind, **bounds})
         if kind == "boolean":
-            return p.choice("True", "False")
+            return p.choice(self._keyword_literal("True"), self._keyword_literal("False"))
         if kind == "null":
-            return p.literal("None")
+            return self._keyword_literal("None")
         if kind == "string":
             return self._string(schema, name)
         if kind == "array":
@@ -198,12 +244,12 @@ class PythonLiteralGrammar:
                 and not schema.get("required")
                 and schema.get("additionalProperties", True) in (True, {})
             ):
-                return p.json_object("python")  # any dict
+                return p.json_object(self._flavor)  # any dict
             members, extra = self._members(schema, name, key=self._dict_key)
-            extra_kv = None if extra is None else p.json_string("python") + p.space() + ":" + p.space() + extra
+            extra_kv = None if extra is None else p.json_string(self._flavor) + p.space() + ":" + p.space() + extra
             body = self._comma_list(members, extra_kv, name)
             return "{" + p.space() + body + p.space() + "}"
-        return p.python_value()
+        return self._any()
 
     def _types(self, schema: dict[str, Any]) -> list[str]:
         declared = schema.get("type")
@@ -225,16 +271,16 @@ class PythonLiteralGrammar:
             return p.choice(*(q + p.schema(p.until(q), name, {"type": "string", **raw}, raw=True) + q for q in _QUOTES))
         lo, hi = _count(schema, "minLength") or 0, _count(schema, "maxLength")
         if lo == 0 and hi is None:
-            return p.json_string("python")
+            return p.json_string(self._flavor)
         return p.choice(*(q + p.repeat(_string_char(q), lo, -1 if hi is None else hi) + q for q in _QUOTES))
 
     def _array(self, schema: dict[str, Any], name: str) -> p.Parser:
         items = schema.get("items", True)
         if "prefixItems" in schema or isinstance(items, list) or items is False:
-            return p.json_array("python")  # tuples: not worth a grammar of their own
+            return p.json_array(self._flavor)  # tuples: not worth a grammar of their own
         lo, hi = _count(schema, "minItems") or 0, _count(schema, "maxItems")
         if items in (True, {}) and lo == 0 and hi is None:
-            return p.json_array("python")
+            return p.json_array(self._flavor)
         item = self._rule(f"{name}-item", lambda rule: self.value(items, rule))
         return "[" + p.space() + _sequence_of(item, lo, hi) + p.space() + "]"
 
@@ -245,22 +291,23 @@ class PythonLiteralGrammar:
         return p.literal(key) + p.space() + "=" + p.space()
 
     def _members(
-        self, schema: dict[str, Any], name: str, *, key: Callable[[str], p.Parser]
+        self, schema: dict[str, Any], name: str, *, key: Callable[[str], p.Parser], top: bool = False
     ) -> tuple[list[tuple[p.Parser, bool]], p.Parser | None]:
         """The declared members (``key(name) value`` parsers, required flag) in schema order, and the value parser
-        of additional members (None: no others allowed)."""
+        of additional members (None: no others allowed). ``top``: the members are a call's arguments (which may be
+        bare strings)."""
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = [r for r in schema.get("required") or () if isinstance(r, str)]
         extra_schema = schema.get("additionalProperties", "properties" not in schema)
         extra = None
         if extra_schema is not False:
-            extra = p.python_value() if extra_schema in (True, {}) else self.value(extra_schema, f"{name}-extra")
+            extra = self._any() if extra_schema in (True, {}) else self.value(extra_schema, f"{name}-extra")
         members = []
         names = list(props) + [r for r in dict.fromkeys(required) if r not in props]
         for prop in names:
             sub = props.get(prop, extra_schema if isinstance(extra_schema, dict) else True)
-            value = self._rule(f"{name}-{prop}", lambda rule, sub=sub: self.value(sub, rule))
+            value = self._rule(f"{name}-{prop}", lambda rule, sub=sub: self._member_value(sub, rule, top))
             members.append((key(prop) + value, prop in required))
         return members, extra
 
@@ -297,16 +344,21 @@ class PythonLiteralGrammar:
         body = first(0)
         return p.eps() if body is None else body
 
+    def _member_value(self, schema: Any, name: str, top: bool) -> p.Parser:
+        value = self.value(schema, name)
+        bare = self._bare_string(schema, f"{name}-bare") if top and self._bare else None
+        return value if bare is None else p.choice(value, bare)
+
     def _ref(self, schema: dict[str, Any], name: str) -> p.Parser:
         ref = schema["$ref"]
         target = resolve_local_ref(self._root, ref) if isinstance(ref, str) else None
         if target is None:
-            return p.python_value()  # remote or broken reference: any value
+            return self._any()  # remote or broken reference: any value
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         if _constrains(siblings):
             return self._all_of({"allOf": [schema]}, name)
         if ref in self._chain:
-            return p.python_value()  # a cycle that never writes anything (A is A): it says nothing about values
+            return self._any()  # a cycle that never writes anything (A is A): it says nothing about values
         if ref in self._refs:
             return p.ref(self._refs[ref])  # the rule exists (or is being built: recursion)
         rule = self.unique(f"{self._name}-ref-{ref}")
@@ -328,21 +380,28 @@ class PythonLiteralGrammar:
                 ref = part["$ref"]
                 target = resolve_local_ref(self._root, ref)
                 if target is None or ref in self._merging or ref in inlined:
-                    return p.python_value()  # unknown target, or a cycle of merges
+                    return self._any()  # unknown target, or a cycle of merges
                 inlined.add(ref)
                 part = {**target, **{k: v for k, v in part.items() if k != "$ref"}}
             if not isinstance(part, dict):
-                return p.python_value()
+                return self._any()
             resolved.append((part, "#"))
         try:
             merged = merge_schemas(resolved, "#")
         except (SchemaError, RecursionError):
-            return p.python_value()
+            return self._any()
         self._merging |= inlined
         try:
             return self.value(merged, name)
         finally:
             self._merging -= inlined
+
+
+_JSON_KEYWORDS = {"True": "true", "False": "false", "None": "null"}
+# Unquoted strings: no quote first (that is a quoted literal), then anything up to the argument's end.
+_BARE_CHAR = "[^,)\\n]"
+_BARE_FIRST = "[^,)\\n\"']"
+_BARE_STOP = re.compile(r"[,)\n]")
 
 
 def _constrains(schema: dict[str, Any]) -> bool:
