@@ -81,3 +81,34 @@ def test_markers_that_cannot_build_a_parser_degrade_with_a_warning() -> None:
 
 def test_apply_on_a_well_formed_template_has_no_warnings() -> None:
     assert ChatTemplate.load("Qwen3-Coder").apply(USER, tools=[TOOL]).warnings == ()
+
+
+def test_reasoning_is_extracted_by_default() -> None:
+    message = ChatTemplate.load("Qwen-Qwen3-0.6B").apply(USER).parse("<think>Greet.</think>Hello!")
+    assert (message.reasoning_content, message.content) == ("Greet.", "Hello!")
+
+
+WEATHER = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+}
+
+
+def test_named_tool_choice_requires_that_tool() -> None:
+    tmpl = ChatTemplate.load("Qwen3-Coder")
+    named = tmpl.apply(USER, tools=[TOOL, WEATHER], tool_choice={"type": "function", "function": {"name": "f"}})
+    every = tmpl.apply(USER, tools=[TOOL, WEATHER], tool_choice="required")
+    assert named.prompt == every.prompt  # the prompt lists every tool, as OpenAI's API does
+    assert named.grammar is not None and "get_weather" not in named.grammar and "get_weather" in every.grammar
+    assert not named.grammar_lazy
+    call = "<tool_call>\n<function=f>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"
+    assert [c.name for c in named.parse(call).tool_calls] == ["f"]
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [{"type": "function", "function": {"name": "nope"}}, {"type": "function"}, {"type": "other", "function": {}}],
+)
+def test_bad_named_tool_choice_is_a_clear_error(choice: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="tool_choice"):
+        ChatTemplate.load("Qwen3-Coder").apply(USER, tools=[TOOL], tool_choice=choice)

@@ -38,3 +38,44 @@ def test_cli_version() -> None:
         [sys.executable, "-m", "autoparser", "--version"], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == f"autoparser {autoparser.__version__}"
+
+
+def test_merge_deltas_one_chunk_per_feed() -> None:
+    """Merging each feed's deltas into one chunk delta loses nothing: a client ends with the same message."""
+    from autoparser import ChatTemplate, merge_deltas
+    from autoparser.message import apply_deltas
+
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+        for name in ("get", "get_weather")
+    ]
+    params = ChatTemplate.load("Qwen3.5-4B").apply([{"role": "user", "content": "Hi"}], tools=tools)
+    text = (
+        "Plan.\n</think>\n\nChecking.\n<tool_call>\n<function=get>\n<parameter=city>\nOslo\n</parameter>\n"
+        "</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    for size in (1, 7, 40, len(text)):
+        stream = params.stream()
+        merged, every = [], []
+        for pos in range(0, len(text), size):
+            deltas = stream.feed(text[pos : pos + size])
+            every.extend(deltas)
+            merged.append(merge_deltas(deltas))
+        final = stream.finish()
+        every.extend(final)
+        merged.append(merge_deltas(final))
+        for delta in merged:
+            indexes = [call.index for call in delta.tool_calls]
+            assert indexes == sorted(set(indexes))  # one fragment per call per chunk
+        assert apply_deltas(merged) == apply_deltas(every)
+        got = apply_deltas(merged)
+        assert [c.name for c in got.tool_calls] == ["get", "get_weather"]
+        assert (got.reasoning_content, got.content) == ("Plan.", "Checking.")
+    assert merge_deltas([]).to_openai() == {}

@@ -11,7 +11,7 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 from .analysis.model import TemplateAnalysis
 from .api import ChatTemplate
-from .message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta
+from .message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta, merge_deltas
 from .params import ChatParams
 from .template.chat_template import bundled_templates
 from .template.limits import RenderLimits
@@ -27,4 +27,5 @@ __all__ = [
     "ToolCallDelta",
     "__version__",
     "bundled_templates",
+    "merge_deltas",
 ]

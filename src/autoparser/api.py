@@ -15,7 +15,7 @@ from .analysis.model import TemplateAnalysis
 from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
 from .generate.assemble import GeneratedParser, build_parser
 from .generate.grammar import GrammarSpec, build_grammar
-from .generate.request import ParseRequest, normalize_tools
+from .generate.request import ParseRequest, ToolSpec, normalize_tools
 from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
@@ -47,9 +47,9 @@ class ChatTemplate(JinjaChatTemplate):
         self,
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: str = "auto",
+        tool_choice: str | Mapping[str, Any] = "auto",
         parallel_tool_calls: bool = False,
-        reasoning_format: str = "none",
+        reasoning_format: str = "auto",
         enable_thinking: bool = True,
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
@@ -57,10 +57,13 @@ class ChatTemplate(JinjaChatTemplate):
     ) -> ChatParams:
         """Render the prompt for a chat request and prepare the parser for the model's reply.
 
-        ``reasoning_format``: ``"none"`` leaves reasoning (markers included) in the content; ``"auto"``,
-        ``"deepseek"`` and ``"deepseek-legacy"`` move it to ``reasoning_content``.
+        ``reasoning_format``: ``"auto"`` (the default), ``"deepseek"`` and ``"deepseek-legacy"`` move reasoning to
+        ``reasoning_content``; ``"none"`` leaves it (markers included) in the content. ``tool_choice``: ``"auto"``,
+        ``"required"``, ``"none"``, or OpenAI's named form ``{"type": "function", "function": {"name": ...}}``
+        (a call of that tool is required; the prompt still lists every tool, as OpenAI's API does).
         """
         specs = normalize_tools(tools)
+        tool_choice, specs = _named_tool_choice(tool_choice, specs)
         prepared = self._prepare_messages(messages)
         tool_list = list(tools) if tools else None
         # Serving stacks carry thinking toggles and other template switches in chat_template_kwargs: they join
@@ -176,6 +179,24 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking=enable_thinking,
             **extra_context,
         )
+
+
+def _named_tool_choice(
+    choice: str | Mapping[str, Any], specs: tuple[ToolSpec, ...]
+) -> tuple[str, tuple[ToolSpec, ...]]:
+    """OpenAI's named tool choice as ``"required"`` over that one tool; the string forms pass through."""
+    if isinstance(choice, str):
+        return choice, specs
+    if not isinstance(choice, Mapping):
+        raise TypeError(f"tool_choice must be a string or a mapping, got {type(choice).__name__}")
+    function = choice.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if choice.get("type", "function") != "function" or not isinstance(name, str) or not name:
+        raise ValueError(f'a named tool_choice is {{"type": "function", "function": {{"name": ...}}}}, got {choice!r}')
+    chosen = tuple(spec for spec in specs if spec.name == name)
+    if not chosen:
+        raise ValueError(f"tool_choice names {name!r}, which is not among the request's tools")
+    return "required", chosen
 
 
 def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[GeneratedParser, GrammarSpec, tuple[str, ...]]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ChatMessage", "MessageDelta", "ParseWarning", "ToolCall", "ToolCallDelta", "new_call_id"]
+__all__ = ["ChatMessage", "MessageDelta", "ParseWarning", "ToolCall", "ToolCallDelta", "merge_deltas", "new_call_id"]
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 
@@ -116,6 +117,34 @@ class MessageDelta:
         if self.tool_calls:
             delta["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return delta
+
+
+def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta:
+    """One delta saying what ``deltas`` say together: a server sends one ``chat.completion.chunk`` per token, while
+    one ``feed()`` may return several deltas (text, then a call's header, then its arguments).
+
+    Content and reasoning are concatenated per field, fragments of one call are joined (its id and name kept from
+    the fragment that carried them), calls stay in index order. A client appending the merged delta ends with the
+    same message as one appending each delta."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    warnings: list[ParseWarning] = []
+    calls: dict[int, ToolCallDelta] = {}
+    for delta in deltas:
+        content.append(delta.content)
+        reasoning.append(delta.reasoning_content)
+        warnings.extend(delta.warnings)
+        for part in delta.tool_calls:
+            merged = calls.get(part.index)
+            if merged is None:
+                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments)
+                continue
+            merged.id = merged.id if merged.id is not None else part.id
+            merged.name = merged.name if merged.name is not None else part.name
+            merged.arguments += part.arguments
+    return MessageDelta(
+        "".join(content), "".join(reasoning), tuple(calls[i] for i in sorted(calls)), tuple(warnings)
+    )
 
 
 def apply_deltas(deltas: list[MessageDelta], role: str = "assistant") -> ChatMessage:

@@ -173,7 +173,7 @@ def test_reasoning(fmt: str) -> None:
 
 
 def test_reasoning_format_none_keeps_think_in_content(fmt: str) -> None:
-    message = chat(fmt, tools=None).parse("<think>hmm</think>Hello")
+    message = chat(fmt, tools=None, reasoning_format="none").parse("<think>hmm</think>Hello")
     assert message.content == "<think>hmm</think>Hello"
     assert message.reasoning_content == ""
 

@@ -264,9 +264,9 @@ def test_calls_are_text_without_tools() -> None:
 
 
 def test_reasoning_inline_when_not_extracted() -> None:
-    """reasoning_format none (the default) keeps the stated reasoning block, markers included, in the content."""
+    """reasoning_format none keeps the stated reasoning block, markers included, in the content."""
     text = "<think> Warm. </think> Likely warm."
-    assert ChatTemplate.load(PHI4).apply(USER).parse(text).content == text
+    assert ChatTemplate.load(PHI4).apply(USER, reasoning_format="none").parse(text).content == text
 
 
 def test_granite_thought_process_phrases() -> None:
