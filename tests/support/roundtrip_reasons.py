@@ -170,10 +170,5 @@ FAILS: dict[str, dict[str, str]] = {
     "deepseek-ai-DeepSeek-V3.2": {"one call": _PADDING},
     "deepseek-ai-DeepSeek-V4": {"one call": _PADDING},
     "inclusionai-ling-3.0-flash": {"one call": _PADDING},
-    "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
-        "parallel calls": "pending: JSON calls written back to back after `<|python_start|><|python_end|>`: only the "
-        "first is read",
-        "content+call": "pending: content inside `<|python_start|>…<|python_end|>` before the call is not read",
-    },
     "stepfun-ai-Step-3.5-Flash": {"one call": _PYTHON_LITERALS},
 }

@@ -8,20 +8,27 @@ item either parses as structure or falls back to content, a complete parse never
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import peg as p
-from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormatMode
+from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormat, ToolFormatMode
 from . import tags
+from .dropped_markers import dropped_marker_calls, name_json_call, reads_name_then_json
 from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
-from .tools_json import field_key, json_call, json_calls
+from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_call
 
 __all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
+
+# Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
+# an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
+_BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
+_TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     triggers: list[str] = []
     section: p.Parser | None = None
     pythonic: PythonicParser | None = None
+    dropped_stops: list[str] = []
     if use_tools and fmt.mode is ToolFormatMode.PYTHONIC:
         pythonic = pythonic_parser(tools, request)
         section = pythonic.section
@@ -71,6 +79,11 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items.append(section)
         triggers.extend(starts)
         stops.extend(starts)
+        # Calls whose special-token markers a detokenizer dropped (read with a warning where unambiguous).
+        dropped = dropped_marker_calls(analysis, request)
+        items.extend(dropped.items)
+        dropped_stops = [s for s in dropped.stops if s not in stops]
+        stops.extend(dropped_stops)
     content = analysis.content
     if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
         end = core(content.end)
@@ -86,15 +99,16 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # read as a call, but reported, like any marker that does not start a valid call.
         name_prefix = core(analysis.tools.function.name_prefix)
         wrappers = (core(fmt.per_call_start), core(fmt.section_start))
-        unparsed = [t for t in triggers if t not in ("{", "[", FENCE)]  # bare brackets and fences: see below
+        unparsed = [t for t in triggers if t not in ("{", "[", FENCE, *_BARE_STARTS)]  # bare starts: see below
         if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
             unparsed.append(name_prefix)
             stops.append(name_prefix)
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
-    if stops in (["{"], ["["]) and use_tools:
-        # Bare JSON calls: every bracket may start one, except where the parse already found the value malformed
-        # (a long broken object stays one stretch of text).
-        text_run = p.until_viable_json(stops[0])
+    if use_tools and pythonic is None and ("{" in stops or "[" in stops):
+        # JSON calls without markers: every bracket may start one, except where the parse already found the value
+        # malformed (a long broken object stays one stretch of text).
+        bracket = "{" if "{" in stops else "["
+        text_run = p.until_viable_json(bracket, stops=[s for s in stops if s != bracket])
     else:
         text_run = p.until_one_of(stops) if stops else p.rest()
     text = p.tag(tags.CONTENT, text_run)
@@ -105,8 +119,10 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
         items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
     items.append(p.negate(p.end()) + text)
-    for bare in ("{", "[", FENCE):
-        if use_tools and bare in triggers:
+    for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
+        if not use_tools or (bare not in triggers and bare not in dropped_stops):
+            continue
+        if bare in triggers and bare[0] in "{[`":
             # Bare-JSON formats (no markers) and code fences: a bracket or fence that starts something call-like
             # but did not parse is reported; any other bracket or fence (a code block in the answer) is just text.
             name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
@@ -114,11 +130,11 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             if bare == FENCE:
                 looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
-            # Any other bracket is text, together with the text after it (one item, not two per bracket).
-            items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
+        # Where no call starts, the text is content, together with the text after it (one item, not one per start).
+        items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
     body = p.zero_or_more(p.choice(*items))
     # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
-    marked = [s for s in stops if s not in ("{", "[")]
+    marked = [s for s in stops if s not in ("{", "[", *_BARE_STARTS, *dropped_stops)]
     starts = [t for t in triggers if t in marked]
     if pythonic is not None:  # (its other stops are brackets, fences and words)
         marked = starts = [s for s in stops if s in pythonic.markers]
@@ -169,25 +185,40 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     fmt = tools.format
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
-    if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        single = json_call(fmt, request.tools)
-    else:
-        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+    json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
-    if per_start:
+    if per_start and json_native:
+        # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
+        # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools) + closing)
+        calls = wrapped + p.zero_or_more(p.space() + wrapped)
+        lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
+    elif per_start:
+        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+        if reads_name_then_json(tools):
+            # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
+            single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
         closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
+        # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
+        # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
+        # written, so it is read without a warning.
+        envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools)
+        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         # Outside a section every call is an item of its own, so a stream resumes after the last settled call
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
-    elif fmt.mode is ToolFormatMode.JSON_NATIVE:
+    elif json_native:
         calls = json_calls(fmt, request.tools)
     else:
+        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
         call = p.recover(p.tag(tags.TOOL, single))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
@@ -195,12 +226,22 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         section = p.recover(opener(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, lone), [sec_start, per_start]
-        if is_fence(sec_start) and fmt.mode is ToolFormatMode.JSON_NATIVE:
+        if is_fence(sec_start) and json_native:
             # A code fence a prompt showed around the JSON calls: models also write the calls without it.
             return p.choice(section, calls), [FENCE, "[" if fmt.tools_array_wrapped else "{"]
+        pair = _TOKEN_PAIR.fullmatch(sec_start)
+        if pair and json_native and not sec_end:
+            # `<|python_start|><|python_end|>` before the calls is the template wrapping (empty) content in a pair of
+            # tokens (Llama 4): the template writes the answer's text inside the pair, models also write the calls.
+            opening, ending = flex(pair[1]), p.choice(flex(pair[3]), p.end())
+            inside = p.recover(opening + calls + ending)
+            # (the text is shown once the first call after the pair has parsed: before, it may still be an answer)
+            text = opening + p.tag(tags.CONTENT, p.until(pair[3])) + flex(pair[3])
+            text_first = p.atomic(text + p.peek(calls)) + calls
+            return p.choice(section, inside, p.recover(text_first)), [sec_start, pair[1]]
         return section, [sec_start]
     if per_start:
         return lone, [per_start]
-    # No markers at all (Llama 3.x): a call is a bare JSON object.
-    start = "[" if fmt.tools_array_wrapped else "{"
-    return calls, [start]
+    # No markers at all (Llama 3.x): a call is a bare JSON object (or an array of them), maybe after a special
+    # token such as `<|python_tag|>`; what separates the calls is consumed with them.
+    return json_calls(fmt, request.tools, opener=SPECIAL_TOKEN), list(_BARE_STARTS)

@@ -256,15 +256,18 @@ class _CallReading:
     stray: list[AstNode] = field(default_factory=list)
     committed: bool = False
     cut: bool = False  # closed by the end of the output instead of its end marker
+    missing: list[str] = field(default_factory=list)  # markers the call was read without (dropped special tokens)
 
 
-def _read_call(node: AstNode) -> _CallReading:
+def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
     reading = _CallReading()
     for child in _children(node):
         tag = child.tag
         if tag == tags.TOOL_NAME:
             reading.name = child.text
         elif tag == tags.TOOL_ID:
+            if id_position == "before_args" and reading.raw_args is not None:
+                continue  # written after the arguments: a stream announced the call (and its id) before it came
             reading.call_id = child.text.strip().strip('"')
             reading.id_done = not child.is_partial
             # An id may contain the name (Kimi-K2's ``functions.NAME:0``).
@@ -282,6 +285,8 @@ def _read_call(node: AstNode) -> _CallReading:
             reading.cut = True
         elif tag == tags.STRAY:
             reading.stray.append(child)
+        elif tag.startswith(tags.MISSING):
+            reading.missing.append(tag[len(tags.MISSING) :])
     return reading
 
 
@@ -305,20 +310,25 @@ def _tool_call(
 ) -> tuple[ToolCall | None, list[tuple[int, str]]]:
     """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text).
     ``live``: the node belongs to the unsettled tail of a partial parse."""
-    reading = _read_call(node)
+    reading = _read_call(node, id_position)
     notes: list[tuple[int, str]] = []
     if not _announced(reading, node, id_position, live):
         return None, notes
+    if reading.missing:
+        markers = " and ".join(map(repr, reading.missing))
+        plural = "s" if len(reading.missing) > 1 else ""
+        notes.append((node.start, f"tool call {reading.name!r} was read without its {markers} marker{plural}"))
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
     if strange and reading.raw_args is None and complete:
-        # No arguments member but other members (a damaged "arguments" key, arguments written flat): read the
-        # arguments from them rather than run the tool without any.
-        keys = ", ".join(repr(_member_key(m)) for m in strange)
+        # No arguments member but other members (another key for the arguments, a damaged "arguments" key,
+        # arguments written flat): read the arguments from them rather than run the tool without any.
+        used = _arguments_members(strange)
+        keys = ", ".join(repr(_member_key(m)) for m in used)
         notes.append((node.start, f"tool call {reading.name!r} has no arguments member; read them from {keys}"))
-        return ToolCall(reading.name, _arguments_from_members(strange), reading.call_id), notes
-    for member in strange:
-        notes.append((member.start, f"unknown member {_member_key(member)!r} of tool call {reading.name!r} ignored"))
+        notes += [_unknown_member_note(m, reading.name) for m in strange if m not in used]
+        return ToolCall(reading.name, _arguments_from_members(used), reading.call_id), notes
+    notes += [_unknown_member_note(m, reading.name) for m in strange]
     for stray in reading.stray:
         notes.append((stray.start, f"unrecognised markup {stray.text!r} in tool call {reading.name!r} ignored"))
     if node.broken:
@@ -338,6 +348,12 @@ def _tool_call(
             # e.g. a raw line break or NUL inside a string: lenient readers accept it, strict JSON clients do not
             notes.append((node.start, f"the arguments of tool call {reading.name!r} are not strict JSON"))
     return ToolCall(reading.name, arguments, reading.call_id), notes
+
+
+def _unknown_member_note(member: AstNode, name: str) -> tuple[int, str]:
+    """The warning about a member left out of the call; it carries the member's value, so nothing is lost."""
+    key, value = _member_parts(member)
+    return member.start, f"unknown member {key!r} of tool call {name!r} ignored: {value}"
 
 
 def _strict_json(text: str) -> bool:
@@ -370,6 +386,21 @@ def _member_key(member: AstNode) -> str:
     return _member_parts(member)[0]
 
 
+# Keys models write for the arguments besides "arguments" and "parameters" (which the parser reads as such): Anthropic's
+# "input", and short forms. Compared without case, spaces, "_" or "-" ("Arguments", "argu ments" are damaged keys).
+_ARGUMENT_LIKE = frozenset({"arguments", "parameters", "argument", "parameter", "args", "params", "input"})
+
+
+def _arguments_members(members: list[AstNode]) -> list[AstNode]:
+    """The members to read the arguments from: the one object-valued member with an arguments-like key, else all."""
+    named = [m for m in members if _normal_key(_member_key(m)) in _ARGUMENT_LIKE and _member_parts(m)[1][:1] == "{"]
+    return named if len(named) == 1 else members
+
+
+def _normal_key(key: str) -> str:
+    return "".join(key.lower().replace("_", " ").replace("-", " ").split())
+
+
 def _arguments_from_members(members: list[AstNode]) -> str:
     """Arguments when the arguments member is missing: the one object-valued member's value, else the members."""
     parts = [_member_parts(m) for m in members]
@@ -399,7 +430,7 @@ def _arguments(
 
 def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None) -> LiveCall | None:
     """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span."""
-    reading = _read_call(node)
+    reading = _read_call(node, id_position)
     if not _announced(reading, node, id_position, True):
         return None
     raw = reading.raw_args

@@ -18,3 +18,9 @@ DROPPED = "dropped"  # markup a format leaves out of the message on purpose; rep
 UNPARSED = "unparsed"  # markup that did not parse as structure: kept as content, reported as a warning
 UNCLOSED_REASONING = "unclosed-reasoning"  # zero-width: an unterminated reasoning block was read as ending at a call
 UNOPENED_REASONING = "unopened-reasoning"  # an end marker whose block the model never opened (text before: reasoning)
+MISSING = "missing:"  # zero-width, inside a call: prefix of a tag naming a marker the call was read without
+
+
+def missing(marker: str) -> str:
+    """The tag of a zero-width node recording that a call was read without ``marker`` (a dropped special token)."""
+    return MISSING + marker

@@ -5,6 +5,19 @@ complete and the arguments streamed as raw JSON. Unknown members are tagged: the
 reads the arguments from them when the arguments member is missing (a damaged key). Recognised layouts (from the
 analysis): name/arguments/id field names, a nested ``function`` object, the function name as the key
 (``{"get_weather": {...}}``), and an array around the calls.
+
+The envelope the template writes stays the primary shape. Models also write the envelope of another family, and
+those variants carry the same information, so they are read without a warning (docs/parsing.md):
+
+* the arguments under ``"arguments"`` or ``"parameters"`` (OpenAI's and Llama's / Cohere's name), the name under
+  ``"name"`` or ``"tool_name"``, whichever the template uses;
+* OpenAI's own shape, ``{"type": "function", "function": {"name": ..., "arguments": ...}}``;
+* members in any order, ids before or after the arguments, a missing id;
+* one call object, several objects one after another (separated by ``,``, ``;``, whitespace or nothing), or a JSON
+  array of them, whichever the template writes.
+
+Other keys for the arguments (``"args"``, ``"input"``, a damaged ``"Arguments"``) are a repair: the mapper reads them
+with a warning once the call is complete.
 """
 
 from __future__ import annotations
@@ -14,7 +27,24 @@ from ..analysis.model import ToolFormat
 from . import tags
 from .request import ToolSpec
 
-__all__ = ["field_key", "json_call", "json_calls", "member_key"]
+__all__ = [
+    "ARGUMENT_KEYS",
+    "NAME_KEYS",
+    "SPECIAL_TOKEN",
+    "field_key",
+    "json_call",
+    "json_calls",
+    "member_key",
+]
+
+# Keys read as the arguments / the name without a warning, besides the template's own: the names the tool-calling
+# ecosystem uses (OpenAI writes "arguments", Llama and Cohere "parameters"; Cohere names the tool "tool_name").
+ARGUMENT_KEYS = ("arguments", "parameters")
+NAME_KEYS = ("name", "tool_name")
+FUNCTION_KEY = "function"  # OpenAI's nested call object
+
+# A special token such as Llama 3's ``<|python_tag|>``, which models write before bare JSON calls.
+SPECIAL_TOKEN = p.literal("<|") + p.chars("[a-z_]") + p.literal("|>")
 
 
 def field_key(field: str) -> str:
@@ -24,7 +54,20 @@ def field_key(field: str) -> str:
 
 def member_key(field: str) -> p.Parser:
     """``"key":`` with optional whitespace, for an analysed field name."""
-    return p.literal(f'"{field_key(field)}"') + p.space() + ":" + p.space()
+    return _keys_then_colon((field_key(field),))
+
+
+def _keys_then_colon(keys: tuple[str, ...]) -> p.Parser:
+    quoted = [p.literal(f'"{key}"') for key in keys]
+    return (quoted[0] if len(quoted) == 1 else p.choice(*quoted)) + p.space() + ":" + p.space()
+
+
+def _with_aliases(field: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    """The template's key first, then the aliases (a nested layout keeps only its own key)."""
+    if not field:
+        return ()
+    key = field_key(field)
+    return (key,) if "." in field else (key, *(a for a in aliases if a != key))
 
 
 def _tool_name(tools: tuple[ToolSpec, ...]) -> p.Parser:
@@ -38,39 +81,82 @@ def _members(member: p.Parser) -> p.Parser:
     return "{" + p.space() + p.optional(member + p.zero_or_more(sep + member)) + p.space() + "}"
 
 
-def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
-    """One call object (untagged: the caller tags the call, together with its per-call markers)."""
+def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, unmarked: bool = False) -> p.Parser:
+    """One call object (untagged: the caller tags the call, together with its per-call markers).
+
+    ``unmarked``: the object was found without the markers around it, so it is read only where that is decided
+    within a few characters and unambiguous: it opens with the members the template writes before the arguments
+    (the name of a declared tool), and the arguments member commits it (a bare ``{"name": "get_weather"}`` in text
+    is no call)."""
     if fmt.fun_name_is_key:
         body = "{" + p.space() + _tool_name(tools) + p.commit() + p.space() + ":" + p.space()
         return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
-    known: list[p.Parser] = []
-    if fmt.name_field:
-        # A known tool's name commits the call: a stream announces it, and a complete parse keeps it even if the
-        # rest turns out malformed (see assemble.py).
-        known.append(member_key(fmt.name_field) + _tool_name(tools) + p.commit())
-    if fmt.args_field:
-        known.append(member_key(fmt.args_field) + p.tag(tags.TOOL_ARGS, p.json()))
+    name_keys = _with_aliases(fmt.name_field, NAME_KEYS)
+    args_keys = _with_aliases(fmt.args_field, ARGUMENT_KEYS)
+    members: dict[str, p.Parser] = {}  # by the template's field name, without the commit
+    if name_keys:
+        members[fmt.name_field] = _keys_then_colon(name_keys) + _tool_name(tools)
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
-            known.append(member_key(field) + p.tag(tags.TOOL_ID, p.json()))
-    # Members the layout does not use are skipped, but never the name member: an unknown tool must fail the call.
-    name_key = p.literal(f'"{field_key(fmt.name_field)}"') if fmt.name_field else p.negate(p.eps())
-    other = p.tag(tags.TOOL_UNKNOWN, p.negate(name_key) + p.json_string() + p.space() + ":" + p.space() + p.json())
+            members[field] = member_key(field) + p.tag(tags.TOOL_ID, p.json())
+    arguments = p.tag(tags.TOOL_ARGS, p.json())
+    known: list[p.Parser] = []
+    if name_keys:
+        # A known tool's name commits the call: a stream announces it, and a complete parse keeps it even if the
+        # rest turns out malformed (see assemble.py).
+        known.append(members[fmt.name_field] + p.commit())
+    if args_keys:
+        known.append(_keys_then_colon(args_keys) + arguments)
+    known += [member for field, member in members.items() if field != fmt.name_field]
+    # Members the layout does not use are skipped, but never a name member: an unknown tool must fail the call.
+    not_name = p.negate(p.choice(*(p.literal(f'"{key}"') for key in name_keys))) if name_keys else p.eps()
+    other = p.tag(tags.TOOL_UNKNOWN, not_name + p.json_string() + p.space() + ":" + p.space() + p.json())
     inner = p.choice(*known, other)
     nested_key = next((f.split(".", 1)[0] for f in (fmt.name_field, fmt.args_field) if "." in f), "")
     # A call is a JSON object: where this parse already found the object malformed, skip reading its members.
     guard = p.json_not_known_invalid("object")
-    if nested_key:
-        # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}
-        outer = p.choice(member_key(nested_key) + _members(inner), *known, other)
-        return guard + _members(outer)
-    return guard + _members(inner)
-
-
-def json_calls(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> p.Parser:
-    """One or more calls (each tagged TOOL), in an array if the template wraps them in one."""
-    call = p.recover(p.tag(tags.TOOL, json_call(fmt, tools)))
     sep = p.space() + "," + p.space()
-    if fmt.tools_array_wrapped:
-        return p.recover("[" + p.space() + call + p.zero_or_more(sep + call) + p.space() + "]")
-    return call + p.zero_or_more(sep + call)
+    if unmarked and name_keys and args_keys and not nested_key:
+        # the name is required, the template's other leading members (an id) may be left out
+        head = [members[f] + sep if f == fmt.name_field else p.optional(members[f] + sep) for f in _leading_fields(fmt)]
+        opening = p.sequence(*head)
+        body = opening + _keys_then_colon(args_keys) + p.commit() + arguments + p.zero_or_more(sep + inner)
+        return guard + "{" + p.space() + body + p.space() + "}"
+    # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}: the template's nesting, or
+    # OpenAI's where the template writes the members flat.
+    outer = p.choice(_keys_then_colon((nested_key or FUNCTION_KEY,)) + _members(inner), *known, other)
+    return guard + _members(outer)
+
+
+def _leading_fields(fmt: ToolFormat) -> list[str]:
+    """The fields the template writes before the arguments, the name among them (just the name if unknown)."""
+    order = list(fmt.parameter_order)
+    if fmt.args_field in order and fmt.name_field in order[: order.index(fmt.args_field)]:
+        known = (fmt.name_field, fmt.id_field, fmt.gen_id_field)
+        return [f for f in order[: order.index(fmt.args_field)] if f and f in known]
+    return [fmt.name_field]
+
+
+def json_calls(
+    fmt: ToolFormat,
+    tools: tuple[ToolSpec, ...],
+    *,
+    opener: p.Parser | None = None,
+    unmarked: bool = False,
+    missing: str = "",
+) -> p.Parser:
+    """One or more calls (each tagged TOOL): a JSON array of call objects or call objects one after another, the
+    template's shape tried first.
+
+    ``opener``: a token a model may write before each call or the array (Llama 3's ``<|python_tag|>``), consumed.
+    ``missing``: the marker these calls were read without (each call records it, for a warning)."""
+    body = json_call(fmt, tools, unmarked=unmarked)
+    if missing:
+        body = p.tag(tags.missing(missing), p.eps()) + body
+    call = p.recover(p.tag(tags.TOOL, body))
+    lead = p.optional(opener + p.space()) if opener is not None else p.eps()
+    comma = p.space() + "," + p.space()
+    listed = p.recover(lead + "[" + p.space() + call + p.zero_or_more(comma + call) + p.space() + "]")
+    between = p.space() + p.optional(p.choice(",", ";")) + p.space() + lead
+    objects = lead + call + p.zero_or_more(between + p.peek("{") + call)
+    return p.choice(listed, objects) if fmt.tools_array_wrapped else p.choice(objects, listed)

@@ -695,6 +695,8 @@ def _json_not_known_invalid(c: _Compiler, node: JsonNotKnownInvalid) -> Matcher:
 
 def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
     opener, keys = node.opener, ((node.kind, node.flavor), ("value", node.flavor))
+    if node.stops:
+        return _until_viable_json_or(c, node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         text, results = st.text, st.json.results
@@ -710,6 +712,35 @@ def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
             return MORE, st.n
         st.touched = True
         return OK, st.n
+
+    return match
+
+
+def _until_viable_json_or(c: _Compiler, node: UntilViableJson) -> Matcher:
+    """Text up to the first viable opener or the first of the literal stops (found as :func:`_until` finds them,
+    including a stop cut off by the end of partial input)."""
+    opener, keys = node.opener, ((node.kind, node.flavor), ("value", node.flavor))
+    until = _until(c, Until(node.stops))
+    uid = c.uid()
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        touched, frontier = st.touched, st.frontier
+        status, limit = until(st, pos)
+        text, results = st.text, st.json.results
+        # [pos, checked) holds no viable opener (a known-malformed value stays malformed as the input grows)
+        known = st.scans.get(uid)
+        checked = known[1] if known is not None and known[0] == pos else pos
+        hit = text.find(opener, min(checked, limit), limit)
+        while hit >= 0:
+            known = results.get((hit, keys[0][0], keys[0][1])) or results.get((hit, keys[1][0], keys[1][1]))
+            if known is None or known[0] != FAIL:
+                st.touched, st.frontier = touched, frontier  # ended at an opener: where the input ends is moot
+                return OK, hit
+            hit = text.find(opener, hit + 1, limit)  # a known-malformed value: its opener is text
+        st.scans[uid] = [pos, limit]
+        if status == MORE and not touched:
+            st.frontier = (match, pos, limit)  # this primitive, not the inner scan, is what advance() re-runs
+        return status, limit
 
     return match
 

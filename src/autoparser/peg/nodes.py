@@ -377,11 +377,17 @@ class JsonNotKnownInvalid(Parser):
 class UntilViableJson(Parser):
     """Text up to the next ``opener`` (``{`` or ``[``) where a JSON value of ``kind`` may start: openers at which the
     parse already found the value malformed are part of the text. Where every ``{`` may start a JSON tool call,
-    this keeps a long malformed object one stretch of text instead of one item per brace."""
+    this keeps a long malformed object one stretch of text instead of one item per brace. The text also ends at the
+    first of ``stops`` (literal delimiters, as :class:`Until`)."""
 
     opener: str = "{"
     kind: JsonKind = "object"
     flavor: JsonFlavor = "json"
+    stops: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if any(d == "" for d in self.stops):
+            raise GrammarError("until_viable_json(): stops must be non-empty strings")
 
 
 @_node
