@@ -283,6 +283,22 @@ def test_objects_where_the_template_writes_a_list(template: str) -> None:
         _check(params, two[:start] + listed + two[end:], [PARIS, ROME], content=_outside(template))
 
 
+@pytest.mark.parametrize("template", SECTION_ARRAY)
+def test_an_object_without_a_name_is_no_call(template: str) -> None:
+    """In the shape the template does not write, an object is a call only if it opens with its name: a JSON answer
+    in the section's place is not turned into a nameless call."""
+    params = chat(template)
+    one = _rendered(template, [PARIS])
+    start, end = _list_span(one)
+    for obj in ('{"city": "Paris"}', '{"arguments": {"city": "Paris"}}'):
+        text = one[:start] + obj + one[end:]
+        parsed, failures = check_parse(params, text, words=WORDS)
+        assert not failures and parsed is not None and not parsed.tool_calls, parsed
+        assert obj in parsed.content, parsed
+        assert not any("without a known name" in w.message for w in parsed.warnings), parsed.warnings
+        assert not check_stream(params, char_chunks(text), parsed)
+
+
 @pytest.mark.parametrize("template", PER_CALL)
 def test_a_list_or_several_objects_in_one_wrapper(template: str) -> None:
     params = chat(template)

@@ -81,13 +81,15 @@ def _members(member: p.Parser) -> p.Parser:
     return "{" + p.space() + p.optional(member + p.zero_or_more(sep + member)) + p.space() + "}"
 
 
-def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, unmarked: bool = False) -> p.Parser:
+def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, opening: str = "any") -> p.Parser:
     """One call object (untagged: the caller tags the call, together with its per-call markers).
 
-    ``unmarked``: the object was found without the markers around it, so it is read only where that is decided
-    within a few characters and unambiguous: it opens with the members the template writes before the arguments
-    (the name of a declared tool), and the arguments member commits it (a bare ``{"name": "get_weather"}`` in text
-    is no call)."""
+    ``opening`` is how strictly the object must open. "any": members in any order. "name": the name member first
+    (a shape the template does not write, such as one object where it writes a list: an object without a name,
+    such as a JSON answer in a fence, is then no call at all). "unmarked": the object was found without the markers
+    around it, so it is read only where that is decided within a few characters and unambiguous: it opens with the
+    members the template writes before the arguments (the name of a declared tool), and the arguments member
+    commits it (a bare ``{"name": "get_weather"}`` in text is no call)."""
     if fmt.fun_name_is_key:
         body = "{" + p.space() + _tool_name(tools) + p.commit() + p.space() + ":" + p.space()
         return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
@@ -116,11 +118,16 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, unmarked: bool = 
     # A call is a JSON object: where this parse already found the object malformed, skip reading its members.
     guard = p.json_not_known_invalid("object")
     sep = p.space() + "," + p.space()
-    if unmarked and name_keys and args_keys and not nested_key:
-        # the name is required, the template's other leading members (an id) may be left out
-        head = [members[f] + sep if f == fmt.name_field else p.optional(members[f] + sep) for f in _leading_fields(fmt)]
-        opening = p.sequence(*head)
-        body = opening + _keys_then_colon(args_keys) + p.commit() + arguments + p.zero_or_more(sep + inner)
+    if opening != "any" and name_keys and not nested_key:
+        # The template's members up to its name: the name is required, the others (an id) may be left out.
+        leading = _leading_fields(fmt)
+        head = p.sequence(*(p.optional(members[f] + sep) for f in leading[: leading.index(fmt.name_field)]))
+        if opening == "unmarked" and args_keys:
+            after = leading[leading.index(fmt.name_field) + 1 :]
+            head = head + members[fmt.name_field] + sep + p.sequence(*(p.optional(members[f] + sep) for f in after))
+            body = head + _keys_then_colon(args_keys) + p.commit() + arguments + p.zero_or_more(sep + inner)
+        else:
+            body = head + known[0] + p.zero_or_more(sep + inner)
         return guard + "{" + p.space() + body + p.space() + "}"
     # {"type": "function", "function": {"name": ..., "arguments": ...}, "id": ...}: the template's nesting, or
     # OpenAI's where the template writes the members flat.
@@ -146,17 +153,22 @@ def json_calls(
     missing: str = "",
 ) -> p.Parser:
     """One or more calls (each tagged TOOL): a JSON array of call objects or call objects one after another, the
-    template's shape tried first.
+    template's shape tried first. In the other shape each object must open with its name (see :func:`json_call`).
 
     ``opener``: a token a model may write before each call or the array (Llama 3's ``<|python_tag|>``), consumed.
+    ``unmarked``: the calls were found without their markers (see :func:`json_call`).
     ``missing``: the marker these calls were read without (each call records it, for a warning)."""
-    body = json_call(fmt, tools, unmarked=unmarked)
-    if missing:
-        body = p.tag(tags.missing(missing), p.eps()) + body
-    call = p.recover(p.tag(tags.TOOL, body))
+
+    def call(opening: str) -> p.Parser:
+        body = json_call(fmt, tools, opening="unmarked" if unmarked else opening)
+        if missing:
+            body = p.tag(tags.missing(missing), p.eps()) + body
+        return p.recover(p.tag(tags.TOOL, body))
+
+    in_list, one_by_one = (call("any"), call("name")) if fmt.tools_array_wrapped else (call("name"), call("any"))
     lead = p.optional(opener + p.space()) if opener is not None else p.eps()
     comma = p.space() + "," + p.space()
-    listed = p.recover(lead + "[" + p.space() + call + p.zero_or_more(comma + call) + p.space() + "]")
+    listed = p.recover(lead + "[" + p.space() + in_list + p.zero_or_more(comma + in_list) + p.space() + "]")
     between = p.space() + p.optional(p.choice(",", ";")) + p.space() + lead
-    objects = lead + call + p.zero_or_more(between + p.peek("{") + call)
+    objects = lead + one_by_one + p.zero_or_more(between + p.peek("{") + one_by_one)
     return p.choice(listed, objects) if fmt.tools_array_wrapped else p.choice(objects, listed)
