@@ -6,6 +6,9 @@ there, and it is read where that is unambiguous and decided within a few charact
 back for long: the name is a declared tool, right at the start of a JSON call object (``{"name": "get_weather"``)
 or right before its JSON arguments (``get_weather{``, ``get_weather[ARGS]``). Every call read this way records the
 marker it lacks, and the mapper warns about it.
+
+A JSON call body found without its marker may also sit in a wrapper of the model's own (``<tool>``, a ```json
+fence, ``<function=NAME>{…}</function>``, as Hermes-style models write them): the wrapper is consumed with the call.
 """
 
 from __future__ import annotations
