@@ -19,7 +19,8 @@ from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import field_key, json_call, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
-from .tools_tagged import tagged_call
+from .tools_tagged import tagged_calls
+from .undeclared import marker
 
 __all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
 
@@ -169,10 +170,11 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     fmt = tools.format
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
+    undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
     if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        single = json_call(fmt, request.tools)
+        single = json_call(fmt, request.tools, undeclared)
     else:
-        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+        single = tagged_calls(tools, request)
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start:
@@ -186,7 +188,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif fmt.mode is ToolFormatMode.JSON_NATIVE:
-        calls = json_calls(fmt, request.tools)
+        calls = json_calls(fmt, request.tools, undeclared, bare=not sec_start)
     else:
         call = p.recover(p.tag(tags.TOOL, single))
         calls = call + p.zero_or_more(p.space() + call)
