@@ -241,7 +241,7 @@ class _CallReading:
     stray: list[AstNode] = field(default_factory=list)
     committed: bool = False
     cut: bool = False  # closed by the end of the output instead of its end marker
-    undeclared: str = ""  # tags.UNDECLARED or tags.UNDECLARED_CONTENT: a tool the request does not declare
+    undeclared: bool = False  # a tool the request does not declare
 
 
 def _read_call(node: AstNode) -> _CallReading:
@@ -266,8 +266,8 @@ def _read_call(node: AstNode) -> _CallReading:
             reading.committed = True
         elif tag == tags.CUT:
             reading.cut = True
-        elif tag in (tags.UNDECLARED, tags.UNDECLARED_CONTENT):
-            reading.undeclared = tag
+        elif tag == tags.UNDECLARED:
+            reading.undeclared = True
         elif tag == tags.STRAY:
             reading.stray.append(child)
     return reading
@@ -279,8 +279,6 @@ def _announced(reading: _CallReading, node: AstNode, id_position: str, live: boo
     still grow or fail — and, while it is still arriving, once its id is known where one comes first."""
     if not reading.name:
         return False
-    if reading.undeclared == tags.UNDECLARED_CONTENT:
-        return not live  # its text becomes content once final (see _tool_call)
     if not live and not node.broken:
         return True
     if not reading.committed:
@@ -298,9 +296,6 @@ def _tool_call(
     reading = _read_call(node)
     notes: list[tuple[int, str]] = []
     if not _announced(reading, node, id_position, live):
-        return None, notes
-    if reading.undeclared == tags.UNDECLARED_CONTENT:
-        notes.append((node.start, f"call to undeclared tool {reading.name!r} kept as content"))
         return None, notes
     if reading.undeclared:
         notes.append((node.start, f"tool {reading.name!r} is not declared in the request"))

@@ -18,7 +18,4 @@ DROPPED = "dropped"  # markup a format leaves out of the message on purpose; rep
 UNPARSED = "unparsed"  # markup that did not parse as structure: kept as content, reported as a warning
 UNCLOSED_REASONING = "unclosed-reasoning"  # zero-width: an unterminated reasoning block was read as ending at a call
 UNOPENED_REASONING = "unopened-reasoning"  # an end marker whose block the model never opened (text before: reasoning)
-# zero-width, inside a TOOL: the call names a tool the request does not declare. UNDECLARED: it is a call (with a
-# warning); UNDECLARED_CONTENT: its text is content (with a warning), as ``undeclared_tools="content"`` asks.
-UNDECLARED = "undeclared"
-UNDECLARED_CONTENT = "undeclared-content"
+UNDECLARED = "undeclared"  # zero-width, inside a TOOL: the call names a tool the request does not declare

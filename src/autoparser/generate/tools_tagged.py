@@ -43,7 +43,7 @@ def _undeclared_name(tools: ToolsAnalysis, declared: tuple[ToolSpec, ...]) -> p.
     fn = tools.function
     prefix = tight(fn.name_prefix) if core(fn.name_prefix) else p.eps()
     suffix = core(fn.name_suffix)
-    name_chars = undeclared.NAME_CHARS
+    name_chars = undeclared.NAME_CHARS if suffix else undeclared.IDENTIFIER_CHARS
     if suffix and suffix[0] not in "<>[]{}()\"'`,;=|\\ ":
         # The suffix starts with a character a name may hold (`:`): the name stops before it.
         name_chars = name_chars[:-1] + _class_escape(suffix[0]) + "]"
@@ -144,8 +144,8 @@ def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
 def tagged_calls(tools: ToolsAnalysis, request: ParseRequest) -> p.Parser:
     """One call of any of the request's tools, or of a tool it does not declare (marked, see :mod:`.undeclared`)."""
     declared = [tagged_call(tools, tool) for tool in request.tools]
-    other = undeclared.marker(request) + _call(tools, _undeclared_name(tools, request.tools), None)
-    return p.choice(*declared, other)
+    other = _call(tools, _undeclared_name(tools, request.tools), None)
+    return p.choice(*declared, *undeclared.alternative(request, other))
 
 
 def _call(tools: ToolsAnalysis, head: p.Parser, tool: ToolSpec | None) -> p.Parser:

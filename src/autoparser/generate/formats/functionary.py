@@ -15,7 +15,7 @@ import re
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
-from .. import tags
+from .. import tags, undeclared
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
@@ -33,9 +33,15 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items: list[p.Parser] = [p.literal(SEPARATOR + "all") + p.optional(p.literal("\n")) + text]
     if request.tools_enabled:
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
-        name = p.choice(*(p.literal(n) + p.peek(p.choice("\n", p.space() + "{")) for n in names))
+        name_end = p.peek(p.choice("\n", p.space() + "{"))
+        name = p.choice(*(p.literal(n) + name_end for n in names))
         head = p.atomic(p.literal(SEPARATOR) + p.tag(tags.TOOL_NAME, name) + p.space())
-        call = p.tag(tags.TOOL, head + p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
+        # Any other recipient followed by JSON arguments calls a tool the request does not declare (undeclared.py).
+        other = p.negate(p.literal(CONTENT_RECIPIENT) + name_end) + undeclared.not_declared(request.tools, name_end)
+        other_name = p.tag(tags.TOOL_NAME, p.chars(undeclared.IDENTIFIER_CHARS)) + name_end
+        other_head = p.atomic(p.literal(SEPARATOR) + other + other_name + p.space())
+        body = p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        call = p.tag(tags.TOOL, p.choice(head, *undeclared.alternative(request, other_head)) + body)
         items.append(p.recover(call))  # committed at the name: kept as it stood if the arguments break
         items.append(p.tag(tags.UNPARSED, p.literal(SEPARATOR)))
     else:
