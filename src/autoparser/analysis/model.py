@@ -210,6 +210,9 @@ class TemplateAnalysis:
     workarounds: tuple[str, ...] = ()
     # Parts ("reasoning", "content", "tools") learned from the template's instruction text, not from a render.
     prose: tuple[str, ...] = ()
+    # Markers the template writes after the assistant's answer (``<|im_end|>``, ``</s>``): a model ends its turn
+    # with them, so at the end of an output they are not content (see analysis/end_of_turn.py).
+    end_of_turn: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

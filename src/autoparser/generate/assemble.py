@@ -3,6 +3,11 @@
 Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a wrapped content block, plain
 content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
 item either parses as structure or falls back to content, a complete parse never fails on model output.
+
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer) that end the output,
+possibly followed by whitespace or more of them, are markup: a model (or a server that does not strip them) wrote
+them to end its turn. Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a
+model that went on after its end of turn wrote something the client may want to see.
 """
 
 from __future__ import annotations
@@ -81,6 +86,8 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
+    eot = end_of_turn(analysis)  # (after the other markers, some of which start with one: GigaChat's section)
+    stops += [m.strip() for m in analysis.end_of_turn]
     unparsed: list[str] = []
     if use_tools and pythonic is None:
         # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
@@ -92,10 +99,12 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             unparsed.append(name_prefix)
             stops.append(name_prefix)
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
-    if stops in (["{"], ["["]) and use_tools:
+    brackets = [s for s in stops if s in ("{", "[")]
+    others = [s for s in stops if s not in ("{", "[")]
+    if len(brackets) == 1 and use_tools and set(others) <= {m.strip() for m in analysis.end_of_turn}:
         # Bare JSON calls: every bracket may start one, except where the parse already found the value malformed
         # (a long broken object stays one stretch of text).
-        text_run = p.until_viable_json(stops[0])
+        text_run = p.until_viable_json(brackets[0], stops=others)
     else:
         text_run = p.until_one_of(stops) if stops else p.rest()
     text = p.tag(tags.CONTENT, text_run)
@@ -105,6 +114,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
         choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
         items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+    items += eot
     items.append(p.negate(p.end()) + text)
     for bare in ("{", "[", FENCE):
         if use_tools and bare in triggers:
@@ -135,6 +145,17 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         _id_position(analysis) if use_tools else "none",
         pythonic.convert if pythonic is not None else None,
     )
+
+
+def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
+    """Items for the template's end-of-turn markers (see the module docstring): at the end of the output
+    (whitespace and more such markers may follow) a marker is markup; elsewhere it is text."""
+    markers = sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+    if not markers:
+        return []
+    marker = p.choice(*(p.literal(m) for m in markers))
+    final = marker + p.peek(p.zero_or_more(p.space() + marker) + p.space() + p.end())
+    return [final, p.tag(tags.CONTENT, marker)]
 
 
 def _id_position(analysis: TemplateAnalysis) -> str:

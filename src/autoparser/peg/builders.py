@@ -277,13 +277,16 @@ def json_not_known_invalid(kind: str = "object", flavor: str = "json") -> Parser
     return JsonNotKnownInvalid(kind, _flavor(flavor))  # type: ignore[arg-type]
 
 
-def until_viable_json(opener: str = "{", flavor: str = "json") -> Parser:
+def until_viable_json(opener: str = "{", flavor: str = "json", stops: Iterable[str] = ()) -> Parser:
     """Text up to the next ``opener`` that may start a JSON object (``{``) or array (``[``), skipping openers known
-    to start a malformed one (see :class:`~.nodes.UntilViableJson`)."""
+    to start a malformed one (see :class:`~.nodes.UntilViableJson`), or up to the first of ``stops``."""
     kinds = {"{": "object", "[": "array"}
     if opener not in kinds:
         raise GrammarError(f"until_viable_json(): opener must be '{{' or '[', got {opener!r}")
-    return UntilViableJson(opener, kinds[opener], _flavor(flavor))  # type: ignore[arg-type]
+    delimiters = tuple(stops)
+    if isinstance(stops, str) or not all(isinstance(d, str) and d for d in delimiters):
+        raise GrammarError(f"until_viable_json() needs non-empty string stops, got {stops!r}")
+    return UntilViableJson(opener, kinds[opener], _flavor(flavor), delimiters)  # type: ignore[arg-type]
 
 
 def json_number() -> Parser:

@@ -695,21 +695,39 @@ def _json_not_known_invalid(c: _Compiler, node: JsonNotKnownInvalid) -> Matcher:
 
 def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
     opener, keys = node.opener, ((node.kind, node.flavor), ("value", node.flavor))
+    stop = _until(c, Until(node.stops)) if node.stops else None  # where the text ends at the latest
 
-    def match(st: _State, pos: int) -> tuple[int, int]:
+    def viable(st: _State, pos: int, limit: int) -> int:
+        """The first opener in [pos, limit) not known to start a malformed value, or -1."""
         text, results = st.text, st.json.results
-        hit = text.find(opener, pos)
+        hit = text.find(opener, pos, limit)
         while hit >= 0:
             known = results.get((hit, keys[0][0], keys[0][1])) or results.get((hit, keys[1][0], keys[1][1]))
             if known is None or known[0] != FAIL:
+                return hit
+            hit = text.find(opener, hit + 1, limit)  # a known-malformed value: its opener is text
+        return -1
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        if stop is None:
+            hit = viable(st, pos, st.n)
+            if hit >= 0:
                 return OK, hit
-            hit = text.find(opener, hit + 1)  # a known-malformed value: its opener is text
-        if st.partial:
-            if not st.touched:
-                st.touched, st.frontier = True, (match, pos, st.n)
-            return MORE, st.n
-        st.touched = True
-        return OK, st.n
+            if st.partial:
+                if not st.touched:
+                    st.touched, st.frontier = True, (match, pos, st.n)
+                return MORE, st.n
+            st.touched = True
+            return OK, st.n
+        touched, frontier = st.touched, st.frontier
+        status, end = stop(st, pos)
+        hit = viable(st, pos, end)
+        if hit >= 0:  # an opener before the stop: the answer no longer depends on where the input ends
+            st.touched, st.frontier = touched, frontier
+            return OK, hit
+        if st.touched and not touched and status == MORE:
+            st.frontier = (match, pos, end)  # re-run this primitive, not the stop search alone
+        return status, end
 
     return match
 

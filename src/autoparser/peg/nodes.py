@@ -377,11 +377,13 @@ class JsonNotKnownInvalid(Parser):
 class UntilViableJson(Parser):
     """Text up to the next ``opener`` (``{`` or ``[``) where a JSON value of ``kind`` may start: openers at which the
     parse already found the value malformed are part of the text. Where every ``{`` may start a JSON tool call,
-    this keeps a long malformed object one stretch of text instead of one item per brace."""
+    this keeps a long malformed object one stretch of text instead of one item per brace. The text also ends at
+    the first of ``stops`` (as :class:`Until`: a stop cut off by the end of partial input is withheld)."""
 
     opener: str = "{"
     kind: JsonKind = "object"
     flavor: JsonFlavor = "json"
+    stops: tuple[str, ...] = ()
 
 
 @_node
