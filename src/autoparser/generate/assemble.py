@@ -27,7 +27,14 @@ from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
 from .undeclared import marker
 
-__all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
+__all__ = [
+    "GeneratedParser",
+    "build_generic_parser",
+    "build_parser",
+    "end_of_turn",
+    "end_of_turn_markers",
+    "response_format",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +94,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
     eot = end_of_turn(analysis)  # (after the other markers, some of which start with one: GigaChat's section)
-    stops += [m.strip() for m in analysis.end_of_turn]
+    stops += end_of_turn_markers(analysis)
     unparsed: list[str] = []
     if use_tools and pythonic is None:
         # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
@@ -101,7 +108,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     stops = sorted({s for s in stops if s}, key=len, reverse=True)
     brackets = [s for s in stops if s in ("{", "[")]
     others = [s for s in stops if s not in ("{", "[")]
-    if len(brackets) == 1 and use_tools and set(others) <= {m.strip() for m in analysis.end_of_turn}:
+    if len(brackets) == 1 and use_tools and set(others) <= set(end_of_turn_markers(analysis)):
         # Bare JSON calls: every bracket may start one, except where the parse already found the value malformed
         # (a long broken object stays one stretch of text).
         text_run = p.until_viable_json(brackets[0], stops=others)
@@ -147,10 +154,15 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     )
 
 
+def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
+    """The template's end-of-turn markers, trimmed, longest first (text runs stop at them)."""
+    return sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+
+
 def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
     """Items for the template's end-of-turn markers (see the module docstring): at the end of the output
     (whitespace and more such markers may follow) a marker is markup; elsewhere it is text."""
-    markers = sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+    markers = end_of_turn_markers(analysis)
     if not markers:
         return []
     marker = p.choice(*(p.literal(m) for m in markers))

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags, undeclared
-from ..assemble import GeneratedParser, response_format
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, reasoning_after_prompt, rule_safe, text_before_calls
 from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
@@ -101,8 +101,9 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         items.append(p.space() + calls)  # models sometimes drop the section tags
         triggers = [m.section_start, m.invoke_prefix]
         items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(t) for t in triggers))))
-    stops = sorted(set(triggers), key=len, reverse=True)
+    stops = sorted({*triggers, *end_of_turn_markers(analysis)}, key=len, reverse=True)
     text = p.until_one_of(stops) if stops else p.rest()
+    items += end_of_turn(analysis)  # markup at the end of the output, text elsewhere
     items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):

@@ -16,7 +16,7 @@ import re
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from .. import tags, undeclared
-from ..assemble import GeneratedParser
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers
 from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
 
@@ -28,8 +28,8 @@ PRESERVED_TOKENS = (SEPARATOR + CONTENT_RECIPIENT,)
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
-    """``(>>>all\\n content | >>>NAME\\n {json} | stray >>> | text)* end``."""
-    text = p.tag(tags.CONTENT, p.until(SEPARATOR))
+    """``(>>>all\\n content | >>>NAME\\n {json} | stray >>> | end of turn | text)* end``."""
+    text = p.tag(tags.CONTENT, p.until_one_of([SEPARATOR, *end_of_turn_markers(analysis)]))
     items: list[p.Parser] = [p.literal(SEPARATOR + "all") + p.optional(p.literal("\n")) + text]
     if request.tools_enabled:
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
@@ -46,6 +46,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         items.append(p.tag(tags.UNPARSED, p.literal(SEPARATOR)))
     else:
         items.append(p.literal(SEPARATOR))  # a recipient header when no tools were offered: markup
+    items += end_of_turn(analysis)  # `<|eot_id|>`: markup at the end of the output, text elsewhere
     items.append(p.negate(p.end()) + text)
     parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
     prefill = SEPARATOR if request.generation_prompt.endswith(SEPARATOR) else ""

@@ -27,7 +27,7 @@ from __future__ import annotations
 from ... import peg as p
 from ...analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
 from .. import tags, undeclared
-from ..assemble import GeneratedParser, response_format
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
 from ..reasoning import prefill
@@ -50,7 +50,7 @@ _REASONING = ReasoningAnalysis(ReasoningMode.TAG_BASED, THINK_START, THINK_END)
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """``[reasoning] item* end``, where an item is a call section, bare calls, stray markup, or content.
 
-    ``analysis`` is not read: the markers are fixed by the format."""
+    The markers are fixed by the format; only the end-of-turn marker (``<|im_end|>``) comes from ``analysis``."""
     use_tools = request.tools_enabled
     reasoning = request.reasoning_format != "none"
     triggers = [SECTION_BEGIN, CALL_BEGIN] if use_tools else []
@@ -65,6 +65,8 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     if use_tools:
         # A marker that did not start a valid call (unknown tool, malformed arguments): content, with a warning.
         items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(t) for t in triggers))))
+    stops += end_of_turn_markers(analysis)
+    items += end_of_turn(analysis)  # markup at the end of the output, text elsewhere
     text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
     items.append(p.negate(p.end()) + text)
     head = p.optional(_reasoning_block(triggers)) if reasoning else p.eps()
