@@ -28,7 +28,7 @@ from ..peg.json_scan import OK, scan_json
 from . import tags
 from .schema_types import only_string
 
-__all__ = ["decode_value", "is_value_tag", "json_types", "value_tag"]
+__all__ = ["decode_value", "is_value_tag", "json_types", "json_value_tag", "value_tag"]
 
 _WHITESPACE = " \t\r\n"
 _TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
@@ -44,6 +44,15 @@ def value_tag(schema: Any) -> str:
     if types is None:
         return tags.TOOL_ARG_VALUE
     return tags.TOOL_ARG_VALUE + _SEPARATOR + "|".join(sorted(types))
+
+
+def json_value_tag(schema: Any) -> str:
+    """The tag for a value the markup says is JSON, not raw text (DSML's ``string="false"``): typed by the
+    schema's non-string types, untyped when there are none (a quoted JSON string is then read as JSON)."""
+    types = json_types(schema)
+    if types is None or not types - {"string"}:
+        return tags.TOOL_ARG_VALUE
+    return tags.TOOL_ARG_VALUE + _SEPARATOR + "|".join(sorted(types - {"string"}))
 
 
 def is_value_tag(tag: str | None) -> bool:

@@ -39,6 +39,7 @@ from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
 from ..schema_types import accepts_string, non_string_part, only_string, string_part
+from ..tagged_values import json_value_tag
 
 __all__ = ["build", "grammar"]
 
@@ -138,7 +139,7 @@ def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str) -> p.Pa
     """The parameters of a call to ``spec`` (the tool only matters when a parameter omits its ``string``
     attribute: the schema then decides whether the value is raw text; None: an undeclared tool, no schema)."""
     props = spec.parameters.get("properties") if spec is not None else None
-    schemas = props.items() if isinstance(props, dict) else ()
+    schemas = list(props.items()) if isinstance(props, dict) else []
     string_params = sorted((name for name, schema in schemas if accepts_string(schema)), key=len, reverse=True)
 
     def value(kind: str) -> p.Parser:
@@ -153,6 +154,15 @@ def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str) -> p.Pa
         attribute("false") + value(tags.TOOL_ARG_VALUE),
     )
     body = name + p.space() + stated
+    # A JSON value of a known parameter is read as its schema types it (``True`` for a boolean, as models of other
+    # templates write it: see tagged_values.py).
+    typed = []
+    for prop, schema in sorted(schemas, key=lambda item: -len(item[0])):
+        kind = json_value_tag(schema)
+        if kind != tags.TOOL_ARG_VALUE:
+            known = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + '"') + p.space()
+            typed.append(known + p.choice(attribute("false"), ">") + value(kind))
+    body = p.choice(*typed, body)
     if string_params:
         # No attribute: a string-typed parameter keeps its raw text, anything else is read as JSON.
         string_name = p.choice(*(p.literal(n) for n in string_params))
