@@ -92,7 +92,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         preserved_tokens=tuple(_preserved_tokens(draft)),
         workarounds=tuple(applied),
         prose=tuple(stated),
-        end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source),
+        end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking),
     )
 
 

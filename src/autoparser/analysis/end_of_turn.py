@@ -18,17 +18,21 @@ import re
 
 from . import needles
 from .diff import common_prefix_len
-from .patterns import marker_positions
+from .patterns import MARKER, marker_positions
 from .variants import VariantRenderer
 
 __all__ = ["analyze_end_of_turn"]
 
 _NEXT_USER = "U_NEXT_USER_MSG END_U"
 _MARKUP = re.compile(r"[<>\[\]|]")
+_ONLY_MARKERS = re.compile(rf"(?:\s|{MARKER})+")
 
 
-def analyze_end_of_turn(renderer: VariantRenderer, eos_token: str, source: str) -> tuple[str, ...]:
-    """The end-of-turn markers (whitespace trimmed, in the order the template writes them), then ``eos_token``."""
+def analyze_end_of_turn(
+    renderer: VariantRenderer, eos_token: str, source: str, generation_prompt: str
+) -> tuple[str, ...]:
+    """The end-of-turn markers (whitespace trimmed, in the order the template writes them), then ``eos_token``.
+    ``generation_prompt`` (how an assistant turn opens) tells a turn's opening marker from a closing one."""
     answer = [needles.USER, needles.assistant()]
     final = renderer.render(answer)
     followed = renderer.render([*answer, {"role": "user", "content": _NEXT_USER}])
@@ -44,6 +48,8 @@ def analyze_end_of_turn(renderer: VariantRenderer, eos_token: str, source: str) 
             else:
                 closing = _without_header(next_tail, first[: first.index(needles.USER_MSG)])
             markers = _markers(closing)
+            if not markers and final_tail.strip():
+                markers = _distinct_closings(final_tail, next_tail, generation_prompt)
     if eos_token.strip() and "eos_token" in source and eos_token.strip() not in markers:
         markers.append(eos_token.strip())
     return tuple(markers)
@@ -65,6 +71,23 @@ def _shared_closing(final_tail: str, next_tail: str) -> str:
     if both_go_on and found and found[-1].end() == len(closing):
         closing = closing[: found[-1].start()]
     return closing
+
+
+def _distinct_closings(final_tail: str, next_tail: str, generation_prompt: str) -> list[str]:
+    """A template that closes a final answer with one marker and an answer followed by another turn with another
+    (gpt-oss: ``<|return|>``, ``<|end|>``): both, when the final one is all the template writes after the answer
+    and the other is not how a turn opens."""
+    if not _ONLY_MARKERS.fullmatch(final_tail):
+        return []
+    final = _markers(final_tail)
+    following = marker_positions(next_tail)
+    openers = marker_positions(generation_prompt)
+    opener = openers[0].group() if openers else ""
+    if following and following[0].start() == len(next_tail) - len(next_tail.lstrip()):
+        first = following[0].group()
+        if first != opener and first not in final:
+            return [*final, first]
+    return final
 
 
 def _without_header(between: str, before_user: str) -> str:
