@@ -12,12 +12,14 @@ issue), MiroThinker and MiniMax-M3 (dedicated formats without a parser yet).
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser import ChatParams, ChatTemplate, bundled_templates, cli
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
 
@@ -190,3 +192,16 @@ def test_a_cut_off_undeclared_call() -> None:
 def test_the_option_is_checked() -> None:
     with pytest.raises(ValueError, match="undeclared_tools"):
         _chat("Qwen3-Coder", undeclared_tools="drop")
+
+
+def test_the_command_line_has_the_option(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(DECLARED), encoding="utf-8")
+    text = "<tool_call>\n<function=launch_rocket>\n<parameter=city>\nZanzibar\n</parameter>\n</function>\n</tool_call>"
+    for option, calls in (("call", 1), ("content", 0)):
+        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+        assert cli.main(["parse", "Qwen3-Coder", "--tools", str(tools), "--undeclared-tools", option]) == 0
+        message = json.loads(capsys.readouterr().out)
+        assert len(message.get("tool_calls") or []) == calls
