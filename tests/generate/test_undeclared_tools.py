@@ -39,12 +39,8 @@ ELSEWHERE = {
     "MiniMax-M3",
 }
 
-# Templates whose declared calls do not parse either (not about undeclared tools).
-BROKEN = {"upstage-Solar-Open-100B": "Solar Open's calls do not parse at all yet"}
 
-
-def _templates(*, calls: bool) -> list[Any]:
-    """(name, call text) cases; ``calls``: the test needs the call to parse (known failures are marked)."""
+def _templates() -> list[Any]:
     cases = []
     for name in bundled_templates():
         tmpl = ChatTemplate.load(name)
@@ -55,13 +51,11 @@ def _templates(*, calls: bool) -> list[Any]:
             tmpl, USER, [function_tool("launch_rocket", SCHEMA)], "launch_rocket", {"city": "Zanzibar"}
         )
         if text is not None:
-            marks = [pytest.mark.xfail(reason=BROKEN[name], strict=True)] if calls and name in BROKEN else []
-            cases.append(pytest.param(name, text, id=name, marks=marks))
+            cases.append(pytest.param(name, text, id=name))
     return cases
 
 
-CASES = _templates(calls=False)
-CALL_CASES = _templates(calls=True)
+CASES = _templates()
 
 
 def _chat(name: str, **kwargs: Any) -> ChatParams:
@@ -75,7 +69,7 @@ def test_every_tool_format_is_covered() -> None:
     assert {"meetkai-functionary-medium-v3.2", "Qwen3-Coder", "meta-llama-Llama-3.1-8B-Instruct"} <= names
 
 
-@pytest.mark.parametrize(("name", "text"), CALL_CASES)
+@pytest.mark.parametrize(("name", "text"), CASES)
 def test_an_undeclared_call_is_a_call_with_a_warning(name: str, text: str) -> None:
     params = _chat(name)
     message = params.parse(text)
@@ -96,7 +90,7 @@ def test_undeclared_tools_content_keeps_the_text(name: str, text: str) -> None:
         assert not check_stream(params, pieces, message)
 
 
-@pytest.mark.parametrize(("name", "text"), CALL_CASES)
+@pytest.mark.parametrize(("name", "text"), CASES)
 def test_a_declared_call_still_has_no_warning(name: str, text: str) -> None:
     tmpl = ChatTemplate.load(name)
     declared = rendered_call(tmpl, USER, DECLARED, "get_weather", {"city": "Oslo"})

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..peg.json_scan import OK, scan_json
 from . import tags
+from .python_literals import python_literal_to_json
 from .schema_types import only_string
 
 __all__ = ["decode_value", "is_value_tag", "json_types", "json_value_tag", "value_tag"]
@@ -128,13 +129,12 @@ def _is_json(text: str) -> bool:
 
 
 def _literal(text: str) -> str | None:
-    """``text`` as JSON text if it is a JSON literal or a Python one (converted), else None."""
+    """``text`` as JSON text if it is a JSON literal or a Python one, JSON's keywords mixed in (converted), else
+    None."""
     if _is_json(text):
         return text
-    if text and scan_json(text, 0, "value", "python", False) == (OK, len(text)):
-        from .formats.lfm2 import python_literal_to_json  # (formats build on the modules importing this one)
-
-        return python_literal_to_json(text)
+    if text and scan_json(text, 0, "value", "pythonic", False) == (OK, len(text)):
+        return python_literal_to_json(text)  # (either keyword spelling, mixed: ``{'a': true, 'b': None}``)
     return None
 
 
