@@ -199,3 +199,17 @@ def test_the_command_line_has_the_option(
         assert cli.main(["parse", "Qwen3-Coder", "--tools", str(tools), "--undeclared-tools", option]) == 0
         message = json.loads(capsys.readouterr().out)
         assert len(message.get("tool_calls") or []) == calls
+
+
+@pytest.mark.parametrize("name", ["GLM-4.6", "Qwen3-Coder", "openai-gpt-oss-120b", "google-gemma-4-31B-it"])
+def test_a_declared_name_cut_off_is_not_an_undeclared_one(name: str) -> None:
+    """An output that ends inside a declared name (``get_wea``) has no call of a tool named ``get_wea``."""
+    tmpl = ChatTemplate.load(name)
+    text = rendered_call(tmpl, USER, DECLARED, "get_weather", {"city": "Oslo"})
+    assert text is not None
+    params = _chat(name)
+    at = text.index("get_weather")
+    for cut in range(at + 1, at + len("get_weather")):
+        message = params.parse(text[:cut])
+        assert all(c.name == "get_weather" for c in message.tool_calls), (text[:cut], message.tool_calls)
+        assert not check_stream(params, char_chunks(text[:cut]), message)

@@ -49,7 +49,8 @@ def _undeclared_name(tools: ToolsAnalysis, declared: tuple[ToolSpec, ...]) -> p.
         name_chars = name_chars[:-1] + _class_escape(suffix[0]) + "]"
     name = p.tag(tags.TOOL_NAME, p.chars(name_chars))
     end = _name_end(tools)
-    return p.atomic(prefix + undeclared.not_declared(declared, end) + name + end)
+    # Only a name something follows: one the output ends in may be cut off (`g`, of the declared `get_weather`).
+    return p.atomic(prefix + undeclared.not_declared(declared, end) + name + end + p.negate(p.end()))
 
 
 def _class_escape(char: str) -> str:

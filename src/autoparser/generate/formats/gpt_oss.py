@@ -100,6 +100,7 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     declared = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
     # `functions.X` of a tool the request does not declare: read as well, and marked (see undeclared.py).
     other = undeclared.not_declared(request.tools, boundary) + p.tag(tags.TOOL_NAME, p.chars(_RECIPIENT))
+    other += p.negate(p.end())  # (a name the output ends in may be cut off)
     name = p.choice(declared, *undeclared.alternative(request, other))
     header = _header(_recipient(FUNCTIONS + name), _channel())
     args = p.tag(tags.TOOL_ARGS, p.json_object())
