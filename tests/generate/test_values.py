@@ -192,7 +192,8 @@ def test_layout_breaks_where_the_template_writes_none() -> None:
 @pytest.mark.parametrize("template", ["GLM-4.6", "MiniMax-M2", "deepseek-ai-DeepSeek-V4"])
 def test_python_spellings_in_a_json_template(template: str) -> None:
     """A model of a tojson template that writes Python literals (``True``, ``None``, a Python dict)."""
-    params = ChatTemplate.load(template).apply(USER, tools=TOOLS)
+    # (the call markup alone: with reasoning_format "none" a block the prompt opened does not swallow it)
+    params = ChatTemplate.load(template).apply(USER, tools=TOOLS, reasoning_format="none")
     rendered = _call_block(template, {"flag": True, "maybe": None, "config": {"a": None}})
     text = rendered.replace(">true<", ">True<").replace(">null<", ">None<").replace('{"a": null}', "{'a': None}")
     assert text.count("None") == 2 and "True" in text
