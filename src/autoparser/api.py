@@ -54,6 +54,7 @@ class ChatTemplate(JinjaChatTemplate):
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         add_generation_prompt: bool = True,
+        undeclared_tools: str = "call",
     ) -> ChatParams:
         """Render the prompt for a chat request and prepare the parser for the model's reply.
 
@@ -61,6 +62,9 @@ class ChatTemplate(JinjaChatTemplate):
         ``reasoning_content``; ``"none"`` leaves it (markers included) in the content. ``tool_choice``: ``"auto"``,
         ``"required"``, ``"none"``, or OpenAI's named form ``{"type": "function", "function": {"name": ...}}``
         (a call of that tool is required; the prompt still lists every tool, as OpenAI's API does).
+        ``undeclared_tools``: a call to a tool not in ``tools`` is returned as a call with a warning (``"call"``:
+        the server decides what to do with it) or its text is kept as content with a warning (``"content"``). The
+        grammar allows only the declared tools either way.
         """
         specs = normalize_tools(tools)
         tool_choice, specs = _named_tool_choice(tool_choice, specs)
@@ -109,6 +113,7 @@ class ChatTemplate(JinjaChatTemplate):
             reasoning_format=reasoning_format,
             enable_thinking=enable_thinking,
             json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
+            undeclared_tools=undeclared_tools,
         )
         generated, grammar, warnings = _build(self.analysis, request)
         return ChatParams(

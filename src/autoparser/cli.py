@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
     parse.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
     parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
+    parse.add_argument(
+        "--undeclared-tools",
+        choices=["call", "content"],
+        default="call",
+        help="a call to a tool not in --tools: a call with a warning (default), or content",
+    )
     parse.add_argument("--stream", action="store_true", help="feed the output piece by piece; print one delta per line")
     parse.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per streamed piece (default 4)")
     grammar = commands.add_parser(
@@ -283,6 +289,7 @@ def _parse(args: argparse.Namespace) -> int:
             parallel_tool_calls=args.parallel,
             reasoning_format=args.reasoning_format,
             enable_thinking=not args.no_thinking,
+            undeclared_tools=args.undeclared_tools,
         )
     except (AutoparserError, ValueError, TypeError) as err:
         _error(str(err))

@@ -49,12 +49,15 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def chat(template: str = V32, *, thinking: bool = True, tools: list[dict[str, Any]] | None = TOOLS) -> ChatParams:
+def chat(
+    template: str = V32, *, thinking: bool = True, tools: list[dict[str, Any]] | None = TOOLS, undeclared: str = "call"
+) -> ChatParams:
     return ChatTemplate.load(template).apply(
         [{"role": "user", "content": "What's the weather?"}],
         tools=tools,
         enable_thinking=thinking,
         reasoning_format="deepseek",
+        undeclared_tools=undeclared,
     )
 
 
@@ -171,7 +174,7 @@ def test_truncated_call_keeps_its_text(cut: int) -> None:
 
 def test_unknown_tool_is_content_with_warning() -> None:
     body = section(invoke("delete_everything", param("path", "/", True)))
-    message = chat().parse("</think>Hmm." + body)
+    message = chat(undeclared="content").parse("</think>Hmm." + body)
     assert message.tool_calls == ()
     assert message.content == "Hmm." + body
     assert message.warnings
@@ -181,7 +184,7 @@ def test_unknown_tool_is_content_with_warning() -> None:
 def test_unknown_tool_after_a_valid_call_keeps_the_call() -> None:
     good = invoke("get_weather", param("city", "Rome", True))
     bad = invoke("launch", param("target", "moon", True))
-    message = chat().parse("</think>" + section(good, bad))
+    message = chat(undeclared="content").parse("</think>" + section(good, bad))
     assert calls_of(message) == [("get_weather", {"city": "Rome"})]
     assert message.content.startswith(f'<{D}invoke name="launch">')
     assert len(message.warnings) == 1
@@ -238,7 +241,7 @@ def test_streaming_never_reports_half_a_name() -> None:
 
 
 def test_streaming_unknown_tool_and_truncation() -> None:
-    params = chat()
+    params = chat(undeclared="content")
     text = "x</think>Hi" + section(invoke("nope", param("a", "1", False)))
     streamed = stream_char_by_char(params, text)
     assert streamed.tool_calls == ()

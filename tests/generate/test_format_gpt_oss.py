@@ -173,7 +173,7 @@ def test_truncated_call_at_end_is_kept_as_text(cut: int) -> None:
 
 def test_unknown_tool_is_content_with_warning() -> None:
     body = '<|channel|>commentary to=functions.delete_everything <|constrain|>json<|message|>{"path": "/"}'
-    message = chat().parse(analysis("Hmm.") + "<|start|>assistant" + body + "<|call|>")
+    message = chat(undeclared_tools="content").parse(analysis("Hmm.") + "<|start|>assistant" + body + "<|call|>")
     assert message.tool_calls == ()
     assert message.reasoning_content == "Hmm."
     assert message.content == body
@@ -183,9 +183,13 @@ def test_unknown_tool_is_content_with_warning() -> None:
 
 
 def test_name_extending_a_known_name_is_unknown() -> None:
-    message = chat().parse('<|channel|>commentary to=functions.get_time<|message|>{"tz": "CET"}<|call|>')
+    text = '<|channel|>commentary to=functions.get_time<|message|>{"tz": "CET"}<|call|>'
+    message = chat(undeclared_tools="content").parse(text)
     assert message.tool_calls == ()
     assert message.warnings
+    message = chat().parse(text)  # by default a call, with a warning
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_time", '{"tz": "CET"}')]
+    assert [w.message for w in message.warnings] == ["tool 'get_time' is not declared in the request"]
 
 
 def test_arguments_that_are_not_json_are_content_with_warning() -> None:
@@ -286,7 +290,7 @@ def test_streaming_char_by_char_equals_parse(reasoning_format: str) -> None:
 
 
 def test_streaming_unknown_tool_and_builtin_recipient() -> None:
-    params = chat()
+    params = chat(undeclared_tools="content")
     text = (
         analysis("hm")
         + "<|start|>assistant to=python<|channel|>commentary<|message|>print(2)<|call|>"

@@ -92,11 +92,12 @@ def test_tool_choice_required_without_a_call_warns_and_strict_raises() -> None:
 
 def test_strict_mode_reports_position_of_an_unknown_tool() -> None:
     output = "Sure.\n<tool_call>\n<function=launch>\n</function>\n</tool_call>"
-    message = coder().parse(output)
+    message = coder(undeclared_tools="content").parse(output)
     assert not message.tool_calls and "<function=launch>" in message.content
-    with pytest.raises(ParseError) as info:
-        coder().parse(output, strict=True)
-    assert info.value.pos == output.index("<tool_call>")
+    for undeclared in ("content", "call"):  # kept as content or as a call: reported either way
+        with pytest.raises(ParseError) as info:
+            coder(undeclared_tools=undeclared).parse(output, strict=True)
+        assert info.value.pos == output.index("<tool_call>")
 
 
 def test_name_prefix_of_another_tool_is_not_reported_early() -> None:

@@ -142,33 +142,13 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
 }
 
-_PYTHON_LITERALS = "pending: value decoding: Python literals the template writes (`True`, `None`) come back as strings"
-_PADDING = "pending: value padding: a tagged value loses a leading and a trailing space"
-
 FAILS: dict[str, dict[str, str]] = {
-    "ByteDance-Seed-OSS": {
-        "one call": "pending: value decoding: Python literals the template writes (`True`, `None`, `['rain', "
-        "'wind']`, dicts) come back as strings; a value loses a leading and a trailing space",
-    },
-    "GLM-4.6": {"one call": _PADDING},
-    "GLM-4.7-Flash": {"one call": _PADDING},
-    "GLM-5.2": {"one call": _PADDING},
-    "MiniMax-M2": {"one call": _PADDING},
     "MiniMax-M3": {
         "one call": "the template leaves out an argument set to None (`note`: nothing to read back) and writes an "
         "empty object in an untyped value (`options.empty`) as an empty element, like an empty string (read as \"\")",
     },
-    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {"one call": _PYTHON_LITERALS},
     "NVIDIA-Nemotron-Nano-v2": {
         CALLS: "pending: the prompt opens `<think>` (history strips up to `</think>`); the analysis reads it as the "
         "content wrapper, not as reasoning",
     },
-    "Qwen3-Coder": {"one call": _PYTHON_LITERALS},
-    "Qwen3.5-4B": {"one call": _PYTHON_LITERALS},
-    "Spark2.5": {"one call": _PADDING},
-    "StepFun3.5-Flash": {"one call": _PYTHON_LITERALS},
-    "deepseek-ai-DeepSeek-V3.2": {"one call": _PADDING},
-    "deepseek-ai-DeepSeek-V4": {"one call": _PADDING},
-    "inclusionai-ling-3.0-flash": {"one call": _PADDING},
-    "stepfun-ai-Step-3.5-Flash": {"one call": _PYTHON_LITERALS},
 }

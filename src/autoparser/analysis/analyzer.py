@@ -18,6 +18,7 @@ from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
 from .content import analyze_content
 from .diff import common_prefix_len
+from .end_of_turn import analyze_end_of_turn
 from .formats import GENERIC, detect_format
 from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
@@ -91,6 +92,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         preserved_tokens=tuple(_preserved_tokens(draft)),
         workarounds=tuple(applied),
         prose=tuple(stated),
+        end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking),
     )
 
 

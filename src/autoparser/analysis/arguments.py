@@ -28,9 +28,14 @@ def _around_name(text: str, name: str) -> tuple[str, str] | None:
 
 def analyze_argument_markers(renderer: VariantRenderer, fmt: ToolFormat, function: FunctionMarkers) -> ArgumentMarkers:
     name_prefix, name_suffix = _name_markers(renderer)
-    value_prefix, value_suffix = _value_markers(renderer, fmt, function, name_suffix)
+    value_prefix, value_suffix, lead, trail = _value_markers(renderer, fmt, function, name_suffix)
     return ArgumentMarkers(
-        name_prefix=name_prefix, name_suffix=name_suffix, value_prefix=value_prefix, value_suffix=value_suffix
+        name_prefix=name_prefix,
+        name_suffix=name_suffix,
+        value_prefix=value_prefix,
+        value_suffix=value_suffix,
+        value_lead=lead,
+        value_trail=trail,
     )
 
 
@@ -56,13 +61,14 @@ def _name_markers(renderer: VariantRenderer) -> tuple[str, str]:
 
 def _value_markers(
     renderer: VariantRenderer, fmt: ToolFormat, function: FunctionMarkers, name_suffix: str
-) -> tuple[str, str]:
-    """A2: one argument value against another."""
+) -> tuple[str, str, str, str]:
+    """A2: one argument value against another: value prefix and suffix, and the whitespace right around the
+    value (layout the template adds, which is not part of the value)."""
     comparison = renderer.compare(
         needles.with_calls(needles.ONE_ARG_CALL), needles.with_calls(needles.ONE_ARG_OTHER_VALUE_CALL), tools=True
     )
     if comparison is None or (comparison.diff.left, comparison.diff.right) != ("XXXX", "YYYY"):
-        return "", ""
+        return "", "", "", ""
     diff = comparison.diff
     value_prefix = ""
     anchor = needles.ARG_FIRST + name_suffix
@@ -75,4 +81,6 @@ def _value_markers(
     value_suffix = ""
     if end and end in diff.suffix:
         value_suffix = diff.suffix[: diff.suffix.index(end)].lstrip()
-    return value_prefix, value_suffix
+    lead = diff.prefix[len(diff.prefix.rstrip()) :]
+    trail = diff.suffix[: len(diff.suffix) - len(diff.suffix.lstrip())]
+    return value_prefix, value_suffix, lead, trail

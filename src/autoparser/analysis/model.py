@@ -136,7 +136,11 @@ class FunctionMarkers:
 
 @dataclass(frozen=True, slots=True)
 class ArgumentMarkers:
-    """Markup of tagged arguments: ``name_prefix NAME name_suffix value_prefix VALUE value_suffix``."""
+    """Markup of tagged arguments: ``name_prefix NAME name_suffix value_prefix VALUE value_suffix``.
+
+    ``value_lead`` / ``value_trail`` are the whitespace the template writes right before / after a value (Qwen3-Coder:
+    ``"\n"`` each, Seed-OSS: none): layout, not data, so a parser removes exactly that and keeps the value's own
+    spaces. (The line break before the value is also the end of ``name_suffix``; ``value_suffix`` is trimmed.)"""
 
     start: str = ""
     end: str = ""
@@ -145,6 +149,8 @@ class ArgumentMarkers:
     value_prefix: str = ""
     value_suffix: str = ""
     separator: str = ""
+    value_lead: str = ""
+    value_trail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +210,9 @@ class TemplateAnalysis:
     workarounds: tuple[str, ...] = ()
     # Parts ("reasoning", "content", "tools") learned from the template's instruction text, not from a render.
     prose: tuple[str, ...] = ()
+    # Markers the template writes after the assistant's answer (``<|im_end|>``, ``</s>``): a model ends its turn
+    # with them, so at the end of an output they are not content (see analysis/end_of_turn.py).
+    end_of_turn: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

@@ -3,6 +3,11 @@
 Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a wrapped content block, plain
 content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
 item either parses as structure or falls back to content, a complete parse never fails on model output.
+
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer) that end the output,
+possibly followed by whitespace or more of them, are markup: a model (or a server that does not strip them) wrote
+them to end its turn. Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a
+model that went on after its end of turn wrote something the client may want to see.
 """
 
 from __future__ import annotations
@@ -21,9 +26,17 @@ from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
-from .tools_tagged import tagged_call
+from .tools_tagged import tagged_calls
+from .undeclared import marker
 
-__all__ = ["GeneratedParser", "build_generic_parser", "build_parser", "response_format"]
+__all__ = [
+    "GeneratedParser",
+    "build_generic_parser",
+    "build_parser",
+    "end_of_turn",
+    "end_of_turn_markers",
+    "response_format",
+]
 
 # Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
 # an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
@@ -93,6 +106,8 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
         stops.append(core(content.end))
+    eot = end_of_turn(analysis)  # (after the other markers, some of which start with one: GigaChat's section)
+    stops += end_of_turn_markers(analysis)
     unparsed: list[str] = []
     if use_tools and pythonic is None:
         # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
@@ -118,6 +133,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
         choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
         items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+    items += eot
     items.append(p.negate(p.end()) + text)
     for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
         if not use_tools or (bare not in triggers and bare not in dropped_stops):
@@ -150,6 +166,22 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         _id_position(analysis) if use_tools else "none",
         pythonic.convert if pythonic is not None else None,
     )
+
+
+def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
+    """The template's end-of-turn markers, trimmed, longest first (text runs stop at them)."""
+    return sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+
+
+def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
+    """Items for the template's end-of-turn markers (see the module docstring): at the end of the output
+    (whitespace and more such markers may follow) a marker is markup; elsewhere it is text."""
+    markers = end_of_turn_markers(analysis)
+    if not markers:
+        return []
+    marker = p.choice(*(p.literal(m) for m in markers))
+    final = marker + p.peek(p.zero_or_more(p.space() + marker) + p.space() + p.end())
+    return [final, p.tag(tags.CONTENT, marker)]
 
 
 def _id_position(analysis: TemplateAnalysis) -> str:
@@ -186,17 +218,18 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
+    undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start and json_native:
         # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
         # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
         closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
-        wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools) + closing)
+        wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools, undeclared=undeclared) + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif per_start:
-        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+        single = tagged_calls(tools, request)
         if reads_name_then_json(tools):
             # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
             single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
@@ -216,9 +249,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif json_native:
-        calls = json_calls(fmt, request.tools)
+        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start)
     else:
-        single = p.choice(*(tagged_call(tools, tool) for tool in request.tools))
+        single = tagged_calls(tools, request)
         call = p.recover(p.tag(tags.TOOL, single))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
@@ -244,4 +277,5 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         return lone, [per_start]
     # No markers at all (Llama 3.x): a call is a bare JSON object (or an array of them), maybe after a special
     # token such as `<|python_tag|>`; what separates the calls is consumed with them.
-    return json_calls(fmt, request.tools, opener=SPECIAL_TOKEN), list(_BARE_STARTS)
+    calls = json_calls(fmt, request.tools, opener=SPECIAL_TOKEN, undeclared=undeclared, bare=True)
+    return calls, list(_BARE_STARTS)

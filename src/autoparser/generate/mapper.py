@@ -3,8 +3,8 @@
 The mapping is *prefix-monotone*: for a partial parse of a prefix of the output, every field is a prefix of what
 the same field becomes later, which is what lets streaming emit append-only deltas. Hence: a call appears only once
 its name is complete; a string argument shows its text without trailing whitespace (which may be the separator
-before the closing tag); a non-string tagged value appears once it is complete (before, it might still turn out
-not to be JSON); closing quotes and braces come only when the call is complete.
+before the closing tag, or a value's own); a non-string tagged value appears once it is complete (before, it might
+still turn out not to be JSON); closing quotes and braces come only when the call is complete.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..message import ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
 from ..peg.json_scan import OK, scan_json
 from . import tags
+from .tagged_values import decode_value, is_value_tag
 
 __all__ = [
     "WHITESPACE",
@@ -28,25 +29,9 @@ __all__ = [
     "map_result",
     "partial_json_span",
     "starts_string",
-    "strip_leading_break",
-    "strip_trailing_break",
 ]
 
 WHITESPACE = " \t\r\n"
-
-
-def strip_leading_break(text: str) -> str:
-    """``text`` without one leading line break or whitespace character."""
-    if text.startswith("\r\n"):
-        return text[2:]
-    return text[1:] if text[:1] in (" ", "\t", "\r", "\n") and text else text
-
-
-def strip_trailing_break(text: str) -> str:
-    """``text`` without one trailing line break or whitespace character."""
-    if text.endswith("\r\n"):
-        return text[:-2]
-    return text[:-1] if text[-1:] in (" ", "\t", "\r", "\n") and text else text
 
 
 def map_result(
@@ -257,6 +242,7 @@ class _CallReading:
     committed: bool = False
     cut: bool = False  # closed by the end of the output instead of its end marker
     missing: list[str] = field(default_factory=list)  # markers the call was read without (dropped special tokens)
+    undeclared: bool = False  # a tool the request does not declare
 
 
 def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
@@ -283,6 +269,8 @@ def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
             reading.committed = True
         elif tag == tags.CUT:
             reading.cut = True
+        elif tag == tags.UNDECLARED:
+            reading.undeclared = True
         elif tag == tags.STRAY:
             reading.stray.append(child)
         elif tag.startswith(tags.MISSING):
@@ -318,6 +306,8 @@ def _tool_call(
         markers = " and ".join(map(repr, reading.missing))
         plural = "s" if len(reading.missing) > 1 else ""
         notes.append((node.start, f"tool call {reading.name!r} was read without its {markers} marker{plural}"))
+    if reading.undeclared:
+        notes.append((node.start, f"tool {reading.name!r} is not declared in the request"))
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
     if strange and reading.raw_args is None and complete:
@@ -507,12 +497,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _string_value(text: str, complete: bool) -> str:
-    """The template puts at most one line break around a value; trailing whitespace of an unfinished value is held
-    back because it may be exactly that break."""
-    text = strip_leading_break(text)
-    if complete:
-        return strip_trailing_break(text)
-    return text.rstrip(WHITESPACE)
+    """A string value as far as it is settled: the parser left the template's layout out of it, but trailing
+    whitespace of an unfinished value is held back (the layout break before the end tag may still follow)."""
+    return text if complete else text.rstrip(WHITESPACE)
 
 
 def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False) -> str:
@@ -524,7 +511,7 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
         for child in _children(arg):
             if child.tag == tags.TOOL_ARG_NAME:
                 name = child
-            elif child.tag in (tags.TOOL_ARG_STRING, tags.TOOL_ARG_VALUE):
+            elif child.tag == tags.TOOL_ARG_STRING or is_value_tag(child.tag):
                 value = child
         if name is None:
             break
@@ -541,21 +528,12 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
             encoded = json.dumps(_string_value(value.text, value_done), ensure_ascii=False)
             parts.append(key + (encoded if value_done else encoded[:-1]))
         elif value_done:
-            parts.append(key + _json_value(_string_value(value.text, True)))
+            parts.append(key + decode_value(value.tag, value.text))
         elif broken and value.text.strip(WHITESPACE):
-            parts.append(key + json.dumps(strip_leading_break(value.text), ensure_ascii=False))
+            parts.append(key + json.dumps(value.text, ensure_ascii=False))
         else:
             parts.append(key)
         if not value_done:
             break
     text = "{" + ", ".join(parts)
     return text + "}" if complete else text
-
-
-def _json_value(text: str) -> str:
-    """A tagged non-string value: JSON text as written if it is JSON, else the text as a JSON string (checked by the
-    iterative scanner: any nesting depth, and no NaN or Infinity, which are not JSON)."""
-    stripped = text.strip()
-    if stripped and scan_json(stripped, 0, "value", "json", False) == (OK, len(stripped)):
-        return stripped
-    return json.dumps(text, ensure_ascii=False)

@@ -12,6 +12,7 @@ __all__ = ["ParseRequest", "ToolSpec", "normalize_tools"]
 
 TOOL_CHOICES = ("auto", "required", "none")
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
+UNDECLARED_TOOLS = ("call", "content")  # what to make of a call to a tool the request does not declare
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +67,15 @@ class ParseRequest:
     reasoning_format: str = "none"
     enable_thinking: bool = True
     json_schema: str | None = None  # canonical JSON text
+    undeclared_tools: str = "call"
 
     def __post_init__(self) -> None:
         if self.tool_choice not in TOOL_CHOICES:
             raise ValueError(f"tool_choice must be one of {TOOL_CHOICES}, got {self.tool_choice!r}")
         if self.reasoning_format not in REASONING_FORMATS:
             raise ValueError(f"reasoning_format must be one of {REASONING_FORMATS}, got {self.reasoning_format!r}")
+        if self.undeclared_tools not in UNDECLARED_TOOLS:
+            raise ValueError(f"undeclared_tools must be one of {UNDECLARED_TOOLS}, got {self.undeclared_tools!r}")
 
     @property
     def tools_enabled(self) -> bool:

@@ -36,7 +36,6 @@ from .mapper import (
     map_raw,
     partial_json_span,
     starts_string,
-    strip_leading_break,
 )
 
 __all__ = ["StreamParser", "parse_output"]
@@ -175,7 +174,7 @@ class _Leaf:
     end: int  # where the element ends now
     call: int = -1  # the call an argument leaf belongs to
     visible: int = 0  # raw JSON arguments: end of the part already shown
-    pending: str = ""  # a string argument: trailing whitespace held back (it may be the break before the tag)
+    pending: str = ""  # a string argument: trailing whitespace held back until the value goes on or ends
 
 
 class StreamParser:
@@ -355,10 +354,10 @@ class StreamParser:
             if starts_string(node):
                 return _Leaf(_HOLD, end)
             return _Leaf(tags.TOOL_ARGS, end, call, visible=visible)
-        value = strip_leading_break(node.text)
+        value = node.text  # (the template's layout around a value is not part of the node)
         core = value.rstrip(WHITESPACE)
-        if not core.strip(WHITESPACE):
-            return None  # the leading line break is not settled yet
+        if not core:
+            return None  # only whitespace so far: the mapper shows none of it yet
         return _Leaf(tags.TOOL_ARG_STRING, end, call, pending=value[len(core) :])
 
     def _grow(self, leaf: _Leaf, end: int) -> list[MessageDelta]:

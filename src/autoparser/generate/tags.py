@@ -24,3 +24,6 @@ MISSING = "missing:"  # zero-width, inside a call: prefix of a tag naming a mark
 def missing(marker: str) -> str:
     """The tag of a zero-width node recording that a call was read without ``marker`` (a dropped special token)."""
     return MISSING + marker
+
+
+UNDECLARED = "undeclared"  # zero-width, inside a TOOL: the call names a tool the request does not declare

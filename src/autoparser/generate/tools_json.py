@@ -18,6 +18,10 @@ those variants carry the same information, so they are read without a warning (d
 
 Other keys for the arguments (``"args"``, ``"input"``, a damaged ``"Arguments"``) are a repair: the mapper reads them
 with a warning once the call is complete.
+
+A call to a tool the request does not declare is read as well (:mod:`.undeclared`), its name being any JSON string
+without escapes. Without markers around the calls (Llama 3.x writes bare objects), any JSON object in the answer
+could look like such a call, so there an undeclared call must be exactly the name and arguments members.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .. import peg as p
 from ..analysis.model import ToolFormat
 from . import tags
 from .request import ToolSpec
+from .undeclared import not_declared
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -70,10 +75,17 @@ def _with_aliases(field: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
     return (key,) if "." in field else (key, *(a for a in aliases if a != key))
 
 
-def _tool_name(tools: tuple[ToolSpec, ...]) -> p.Parser:
-    """A quoted tool name, reported only once its closing quote shows it is not a prefix of a longer name."""
-    names = p.choice(*(p.literal(t.name) + p.peek('"') for t in sorted(tools, key=lambda t: -len(t.name))))
-    return p.atomic(p.literal('"') + p.tag(tags.TOOL_NAME, names) + '"')
+def _tool_name(tools: tuple[ToolSpec, ...], undeclared: p.Parser | None = None) -> p.Parser:
+    """A quoted tool name, reported only once its closing quote shows it is not a prefix of a longer name.
+    ``undeclared``: the zero-width marker for a name the request does not declare (None: declared names only)."""
+    alternatives = []
+    if tools:
+        names = p.choice(*(p.literal(t.name) + p.peek('"') for t in sorted(tools, key=lambda t: -len(t.name))))
+        alternatives.append(p.atomic(p.literal('"') + p.tag(tags.TOOL_NAME, names) + '"'))
+    if undeclared is not None:
+        name = p.tag(tags.TOOL_NAME, p.chars('[^"\\\\\\n]'))
+        alternatives.append(undeclared + p.atomic(p.literal('"') + not_declared(tools, p.literal('"')) + name + '"'))
+    return p.choice(*alternatives)
 
 
 def _members(member: p.Parser) -> p.Parser:
@@ -81,7 +93,9 @@ def _members(member: p.Parser) -> p.Parser:
     return "{" + p.space() + p.optional(member + p.zero_or_more(sep + member)) + p.space() + "}"
 
 
-def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, opening: str = "any") -> p.Parser:
+def json_call(
+    fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, opening: str = "any", undeclared: p.Parser | None = None
+) -> p.Parser:
     """One call object (untagged: the caller tags the call, together with its per-call markers).
 
     ``opening`` is how strictly the object must open. "any": members in any order. "name": the name member first
@@ -89,15 +103,16 @@ def json_call(fmt: ToolFormat, tools: tuple[ToolSpec, ...], *, opening: str = "a
     such as a JSON answer in a fence, is then no call at all). "unmarked": the object was found without the markers
     around it, so it is read only where that is decided within a few characters and unambiguous: it opens with the
     members the template writes before the arguments (the name of a declared tool), and the arguments member
-    commits it (a bare ``{"name": "get_weather"}`` in text is no call)."""
+    commits it (a bare ``{"name": "get_weather"}`` in text is no call). ``undeclared``: the marker of a call to a
+    tool not in ``tools`` (None: such a call does not parse)."""
     if fmt.fun_name_is_key:
-        body = "{" + p.space() + _tool_name(tools) + p.commit() + p.space() + ":" + p.space()
+        body = "{" + p.space() + _tool_name(tools, undeclared) + p.commit() + p.space() + ":" + p.space()
         return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
     name_keys = _with_aliases(fmt.name_field, NAME_KEYS)
     args_keys = _with_aliases(fmt.args_field, ARGUMENT_KEYS)
     members: dict[str, p.Parser] = {}  # by the template's field name, without the commit
     if name_keys:
-        members[fmt.name_field] = _keys_then_colon(name_keys) + _tool_name(tools)
+        members[fmt.name_field] = _keys_then_colon(name_keys) + _tool_name(tools, undeclared)
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
             members[field] = member_key(field) + p.tag(tags.TOOL_ID, p.json())
@@ -151,16 +166,27 @@ def json_calls(
     opener: p.Parser | None = None,
     unmarked: bool = False,
     missing: str = "",
+    undeclared: p.Parser | None = None,
+    bare: bool = False,
 ) -> p.Parser:
     """One or more calls (each tagged TOOL): a JSON array of call objects or call objects one after another, the
     template's shape tried first. In the other shape each object must open with its name (see :func:`json_call`).
 
     ``opener``: a token a model may write before each call or the array (Llama 3's ``<|python_tag|>``), consumed.
     ``unmarked``: the calls were found without their markers (see :func:`json_call`).
-    ``missing``: the marker these calls were read without (each call records it, for a warning)."""
+    ``missing``: the marker these calls were read without (each call records it, for a warning).
+    ``undeclared``: the marker of calls to tools the request does not declare (None: not read). ``bare``: no marker
+    introduces the calls, so an undeclared call must have exactly the call's shape (see the module docstring)."""
+    shape = _call_shape(fmt) if bare and undeclared is not None else None
 
     def call(opening: str) -> p.Parser:
-        body = json_call(fmt, tools, opening="unmarked" if unmarked else opening)
+        kind = "unmarked" if unmarked else opening
+        if bare and undeclared is not None:
+            body = json_call(fmt, tools, opening=kind)
+            if shape is not None:
+                body = p.choice(body, shape + json_call(fmt, (), opening=kind, undeclared=undeclared))
+        else:
+            body = json_call(fmt, tools, opening=kind, undeclared=undeclared)
         if missing:
             body = p.tag(tags.missing(missing), p.eps()) + body
         return p.recover(p.tag(tags.TOOL, body))
@@ -172,3 +198,15 @@ def json_calls(
     between = p.space() + p.optional(p.choice(",", ";")) + p.space() + lead
     objects = lead + one_by_one + p.zero_or_more(between + p.peek("{") + one_by_one)
     return p.choice(listed, objects) if fmt.tools_array_wrapped else p.choice(objects, listed)
+
+
+def _call_shape(fmt: ToolFormat) -> p.Parser | None:
+    """A lookahead for ``{"name": "...", "arguments": {...}}`` (either order, nothing else; the name and arguments
+    keys as :func:`json_call` reads them), or None where the layout is not that simple (nested function object,
+    name as key)."""
+    if fmt.fun_name_is_key or not fmt.name_field or not fmt.args_field or "." in fmt.name_field + fmt.args_field:
+        return None
+    name = _keys_then_colon(_with_aliases(fmt.name_field, NAME_KEYS)) + p.json_string()
+    args = _keys_then_colon(_with_aliases(fmt.args_field, ARGUMENT_KEYS)) + p.json_object()
+    sep = p.space() + "," + p.space()
+    return p.peek("{" + p.space() + p.choice(name + sep + args, args + sep + name) + p.space() + "}")

@@ -698,14 +698,21 @@ def _until_viable_json(c: _Compiler, node: UntilViableJson) -> Matcher:
     if node.stops:
         return _until_viable_json_or(c, node)
 
-    def match(st: _State, pos: int) -> tuple[int, int]:
+    def viable(st: _State, pos: int, limit: int) -> int:
+        """The first opener in [pos, limit) not known to start a malformed value, or -1."""
         text, results = st.text, st.json.results
-        hit = text.find(opener, pos)
+        hit = text.find(opener, pos, limit)
         while hit >= 0:
             known = results.get((hit, keys[0][0], keys[0][1])) or results.get((hit, keys[1][0], keys[1][1]))
             if known is None or known[0] != FAIL:
-                return OK, hit
-            hit = text.find(opener, hit + 1)  # a known-malformed value: its opener is text
+                return hit
+            hit = text.find(opener, hit + 1, limit)  # a known-malformed value: its opener is text
+        return -1
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        hit = viable(st, pos, st.n)
+        if hit >= 0:
+            return OK, hit
         if st.partial:
             if not st.touched:
                 st.touched, st.frontier = True, (match, pos, st.n)

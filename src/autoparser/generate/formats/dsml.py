@@ -32,13 +32,14 @@ from typing import Any, NamedTuple
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
-from .. import tags
-from ..assemble import GeneratedParser, response_format
+from .. import tags, undeclared
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, reasoning_after_prompt, rule_safe, text_before_calls
 from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
 from ..schema_types import accepts_string, non_string_part, only_string, string_part
+from ..tagged_values import json_value_tag
 
 __all__ = ["build", "grammar"]
 
@@ -93,7 +94,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     # The format is known from the template source, so calls are parsed even if the analysis missed the markers.
     if request.tools_enabled:
         m = _markup(analysis)
-        call = _call(request.tools, m.invoke_prefix, m.name_end, m.invoke_end, m.param_prefix, m.param_end)
+        call = _call(request, m.invoke_prefix, m.name_end, m.invoke_end, m.param_prefix, m.param_end)
         calls = call + p.zero_or_more(p.space() + call)
         # The section's end tag is optional: calls stay calls when the model stops (or goes astray) after one.
         section = p.space() + p.literal(m.section_start) + p.space() + calls + p.space() + p.optional(m.section_end)
@@ -101,8 +102,9 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         items.append(p.space() + calls)  # models sometimes drop the section tags
         triggers = [m.section_start, m.invoke_prefix]
         items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(t) for t in triggers))))
-    stops = sorted(set(triggers), key=len, reverse=True)
+    stops = sorted({*triggers, *end_of_turn_markers(analysis)}, key=len, reverse=True)
     text = p.until_one_of(stops) if stops else p.rest()
+    items += end_of_turn(analysis)  # markup at the end of the output, text elsewhere
     items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):
@@ -114,25 +116,30 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
 
 
 def _call(
-    specs: tuple[ToolSpec, ...], invoke_prefix: str, name_end: str, invoke_end: str, param_prefix: str, param_end: str
+    request: ParseRequest, invoke_prefix: str, name_end: str, invoke_end: str, param_prefix: str, param_end: str
 ) -> p.Parser:
-    """One ``invoke`` element of a known tool, tagged TOOL from its start tag through its end tag."""
+    """One ``invoke`` element, tagged TOOL from its start tag through its end tag: of a known tool, or of one the
+    request does not declare (marked, see undeclared.py; its parameters are typed by their attributes only)."""
     alternatives: list[p.Parser] = []
-    for spec in sorted(specs, key=lambda t: -len(t.name)):  # longest first: `get` must not take `get_time`
+    for spec in sorted(request.tools, key=lambda t: -len(t.name)):  # longest first: `get` must not take `get_time`
         # Atomic up to the closing quote, which shows the name is not the prefix of a longer one.
         name = p.tag(tags.TOOL_NAME, p.literal(spec.name))
         opening = p.atomic(p.literal(invoke_prefix) + name + p.literal(name_end))
         alternatives.append(opening + _arguments(spec, param_prefix, param_end))
+    other = undeclared.not_declared(request.tools, p.literal(name_end))
+    other += p.tag(tags.TOOL_NAME, p.chars(undeclared.NAME_CHARS)) + p.literal(name_end)
+    opening = p.atomic(p.literal(invoke_prefix) + other)
+    alternatives += undeclared.alternative(request, opening + _arguments(None, param_prefix, param_end))
     # committed at its first parameter's name (see _arguments): kept as it stood if the rest breaks
     closing = p.space() + p.literal(invoke_end) + p.commit()  # a call without parameters commits here
     return p.recover(p.tag(tags.TOOL, p.choice(*alternatives) + closing))
 
 
-def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:
+def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str) -> p.Parser:
     """The parameters of a call to ``spec`` (the tool only matters when a parameter omits its ``string``
-    attribute: the schema then decides whether the value is raw text)."""
-    props = spec.parameters.get("properties")
-    schemas = props.items() if isinstance(props, dict) else ()
+    attribute: the schema then decides whether the value is raw text; None: an undeclared tool, no schema)."""
+    props = spec.parameters.get("properties") if spec is not None else None
+    schemas = list(props.items()) if isinstance(props, dict) else []
     string_params = sorted((name for name, schema in schemas if accepts_string(schema)), key=len, reverse=True)
 
     def value(kind: str) -> p.Parser:
@@ -147,6 +154,15 @@ def _arguments(spec: ToolSpec, param_prefix: str, param_end: str) -> p.Parser:
         attribute("false") + value(tags.TOOL_ARG_VALUE),
     )
     body = name + p.space() + stated
+    # A JSON value of a known parameter is read as its schema types it (``True`` for a boolean, as models of other
+    # templates write it: see tagged_values.py).
+    typed = []
+    for prop, schema in sorted(schemas, key=lambda item: -len(item[0])):
+        kind = json_value_tag(schema)
+        if kind != tags.TOOL_ARG_VALUE:
+            known = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + '"') + p.space()
+            typed.append(known + p.choice(attribute("false"), ">") + value(kind))
+    body = p.choice(*typed, body)
     if string_params:
         # No attribute: a string-typed parameter keeps its raw text, anything else is read as JSON.
         string_name = p.choice(*(p.literal(n) for n in string_params))

@@ -15,8 +15,8 @@ import re
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
-from .. import tags
-from ..assemble import GeneratedParser
+from .. import tags, undeclared
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers
 from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
 
@@ -28,18 +28,25 @@ PRESERVED_TOKENS = (SEPARATOR + CONTENT_RECIPIENT,)
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
-    """``(>>>all\\n content | >>>NAME\\n {json} | stray >>> | text)* end``."""
-    text = p.tag(tags.CONTENT, p.until(SEPARATOR))
+    """``(>>>all\\n content | >>>NAME\\n {json} | stray >>> | end of turn | text)* end``."""
+    text = p.tag(tags.CONTENT, p.until_one_of([SEPARATOR, *end_of_turn_markers(analysis)]))
     items: list[p.Parser] = [p.literal(SEPARATOR + "all") + p.optional(p.literal("\n")) + text]
     if request.tools_enabled:
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
-        name = p.choice(*(p.literal(n) + p.peek(p.choice("\n", p.space() + "{")) for n in names))
+        name_end = p.peek(p.choice("\n", p.space() + "{"))
+        name = p.choice(*(p.literal(n) + name_end for n in names))
         head = p.atomic(p.literal(SEPARATOR) + p.tag(tags.TOOL_NAME, name) + p.space())
-        call = p.tag(tags.TOOL, head + p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
+        # Any other recipient followed by JSON arguments calls a tool the request does not declare (undeclared.py).
+        other = p.negate(p.literal(CONTENT_RECIPIENT) + name_end) + undeclared.not_declared(request.tools, name_end)
+        other_name = p.tag(tags.TOOL_NAME, p.chars(undeclared.IDENTIFIER_CHARS)) + name_end
+        other_head = p.atomic(p.literal(SEPARATOR) + other + other_name + p.space())
+        body = p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        call = p.tag(tags.TOOL, p.choice(head, *undeclared.alternative(request, other_head)) + body)
         items.append(p.recover(call))  # committed at the name: kept as it stood if the arguments break
         items.append(p.tag(tags.UNPARSED, p.literal(SEPARATOR)))
     else:
         items.append(p.literal(SEPARATOR))  # a recipient header when no tools were offered: markup
+    items += end_of_turn(analysis)  # `<|eot_id|>`: markup at the end of the output, text elsewhere
     items.append(p.negate(p.end()) + text)
     parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
     prefill = SEPARATOR if request.generation_prompt.endswith(SEPARATOR) else ""

@@ -22,10 +22,10 @@ import re
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from ...peg.json_scan import OK, scan_json
-from .. import tags
+from .. import tags, undeclared
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar
-from ..request import ParseRequest, ToolSpec
+from ..request import ParseRequest
 
 __all__ = ["args_to_json", "build", "grammar"]
 
@@ -54,7 +54,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     stops = [TURN_END, RESPONSE_START]
     if use_tools:
         # Whitespace after a call is formatting between calls, not content.
-        items.append(p.recover(p.tag(tags.TOOL, _call(request.tools))) + p.space())
+        items.append(p.recover(p.tag(tags.TOOL, _call(request))) + p.space())
         items.append(p.tag(tags.UNPARSED, p.literal(CALL_START)))
         stops.append(CALL_START)
     if extract:
@@ -99,13 +99,18 @@ def _reasoning_block(use_tools: bool) -> p.Parser:
     return opening + channel + text + p.choice(*closing, p.end())
 
 
-def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
+def _call(request: ParseRequest) -> p.Parser:
     """One call (untagged). The name is atomic and must be followed by ``{``, so a prefix of a longer name is not
-    reported; the call's end marker (or the end of a complete output) makes the call complete."""
-    by_length = sorted(tools, key=lambda t: -len(t.name))
-    names = p.choice(*(p.literal(t.name) + p.peek(p.space() + "{") for t in by_length))
-    head = p.literal(CALL_START) + p.space() + p.atomic(p.literal(CALL_PREFIX) + p.tag(tags.TOOL_NAME, names))
-    head = head + p.commit()  # a call of a known tool: kept as it stood if its arguments break
+    reported; the call's end marker (or the end of a complete output) makes the call complete. A tool the request
+    does not declare is read too, and marked (see undeclared.py)."""
+    by_length = sorted(request.tools, key=lambda t: -len(t.name))
+    name_end = p.peek(p.space() + "{")
+    declared = p.choice(*(p.literal(t.name) + name_end for t in by_length))
+    other_name = p.tag(tags.TOOL_NAME, p.chars(undeclared.IDENTIFIER_CHARS))
+    other = undeclared.not_declared(request.tools, name_end) + other_name + name_end
+    names = p.choice(p.tag(tags.TOOL_NAME, declared), *undeclared.alternative(request, other))
+    head = p.literal(CALL_START) + p.space() + p.atomic(p.literal(CALL_PREFIX) + names)
+    head = head + p.commit()  # a call: kept as it stood if its arguments break
     # The dict is read by an iterative scanner (peg's "gemma" flavor): any nesting depth, resumable while streaming.
     args = p.tag(tags.TOOL_ARGS, p.json_object("gemma"))
     return head + p.space() + args + p.space() + p.choice(p.literal(CALL_END), p.end())

@@ -7,8 +7,9 @@ A message is ``<|channel|>CHANNEL<|message|>TEXT<|end|>``; later ones are preced
 
 * recipient ``functions.NAME`` of a known tool: a tool call whose message is the JSON arguments, ended by
   ``<|call|>`` (whatever the channel, even ``analysis``);
-* recipient ``functions.X`` of an unknown tool (or tools disabled): the header is reported as UNPARSED and the
-  message text stays content;
+* recipient ``functions.X`` of a tool the request does not declare: a call too, marked as undeclared (a warning,
+  or its text kept as content with ``undeclared_tools="content"``); with tools disabled, or arguments that are not
+  a JSON object, the header is reported as UNPARSED and the message text stays content;
 * any other recipient (the built-in ``python``/``browser``/``container`` tools, ``assistant``): the message is
   addressed to something the client cannot run, so it is left out of the message, as the reference does, with a
   warning that carries its whole text (nothing is lost silently);
@@ -35,7 +36,7 @@ import json
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
-from .. import tags
+from .. import tags, undeclared
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar, Trigger
 from ..request import ParseRequest
@@ -96,7 +97,11 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     of the output) is seen."""
     boundary = p.negate(p.chars(_RECIPIENT))
     names = sorted((t.name for t in request.tools), key=len, reverse=True)
-    name = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
+    declared = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
+    # `functions.X` of a tool the request does not declare: read as well, and marked (see undeclared.py).
+    other = undeclared.not_declared(request.tools, boundary) + p.tag(tags.TOOL_NAME, p.chars(_RECIPIENT))
+    other += p.negate(p.end())  # (a name the output ends in may be cut off)
+    name = p.choice(declared, *undeclared.alternative(request, other))
     header = _header(_recipient(FUNCTIONS + name), _channel())
     args = p.tag(tags.TOOL_ARGS, p.json_object())
     opening = p.atomic(header + p.space() + p.peek("{")) + p.commit()  # kept as it stood if the rest breaks

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from ... import peg as p
 from ...analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
-from .. import tags
-from ..assemble import GeneratedParser, response_format
+from .. import tags, undeclared
+from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
 from ..reasoning import prefill
@@ -50,14 +50,14 @@ _REASONING = ReasoningAnalysis(ReasoningMode.TAG_BASED, THINK_START, THINK_END)
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """``[reasoning] item* end``, where an item is a call section, bare calls, stray markup, or content.
 
-    ``analysis`` is not read: the markers are fixed by the format."""
+    The markers are fixed by the format; only the end-of-turn marker (``<|im_end|>``) comes from ``analysis``."""
     use_tools = request.tools_enabled
     reasoning = request.reasoning_format != "none"
     triggers = [SECTION_BEGIN, CALL_BEGIN] if use_tools else []
     items: list[p.Parser] = []
     stops = list(triggers)
     if use_tools:
-        section, calls = _sections(request.tools)
+        section, calls = _sections(request)
         items += [section, calls]
     if reasoning:
         items.append(flex(THINK_END))  # a close after calls made inside the thinking block is markup, not text
@@ -65,6 +65,8 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     if use_tools:
         # A marker that did not start a valid call (unknown tool, malformed arguments): content, with a warning.
         items.append(p.tag(tags.UNPARSED, p.choice(*(p.literal(t) for t in triggers))))
+    stops += end_of_turn_markers(analysis)
+    items += end_of_turn(analysis)  # markup at the end of the output, text elsewhere
     text = p.tag(tags.CONTENT, p.until_one_of(stops)) if stops else p.tag(tags.CONTENT, p.rest())
     items.append(p.negate(p.end()) + text)
     head = p.optional(_reasoning_block(triggers)) if reasoning else p.eps()
@@ -86,27 +88,40 @@ def _reasoning_block(triggers: list[str]) -> p.Parser:
     return flex(THINK_START) + text + p.choice(flex(THINK_END), p.eps())
 
 
-def _sections(tools: tuple[ToolSpec, ...]) -> tuple[p.Parser, p.Parser]:
+def _sections(request: ParseRequest) -> tuple[p.Parser, p.Parser]:
     """A section (begin marker, calls, optional end marker) and bare calls (the section markers left out)."""
-    call = _call(tools)
+    call = _call(request)
     calls = call + p.zero_or_more(p.space() + call) + p.choice(flex(SECTION_END), p.eps())
     section = flex(SECTION_BEGIN) + p.choice(calls, flex(SECTION_END))
     return section, calls
 
 
-def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
+def _call(request: ParseRequest) -> p.Parser:
     """One call. Its node spans the end marker when there is one, so while the marker may still arrive the call
-    stays incomplete; anything else after the arguments also ends it (models drop the marker)."""
-    heads = p.choice(*(_head(tool) for tool in sorted(tools, key=lambda t: -len(t.name))))
+    stays incomplete; anything else after the arguments also ends it (models drop the marker). A tool the request
+    does not declare is read too, and marked (see undeclared.py)."""
+    declared = [_head(tool) for tool in sorted(request.tools, key=lambda t: -len(t.name))]
+    heads = p.choice(*declared, *undeclared.alternative(request, _undeclared_head(request.tools)))
     args = p.choice(p.tag(tags.TOOL_ARGS, p.json()), p.peek(p.space() + CALL_END))  # `{}` may be left out
     body = flex(CALL_BEGIN) + heads + p.commit() + p.space() + args + p.choice(flex(CALL_END), p.eps())
     return p.recover(p.tag(tags.TOOL, body))  # committed at the head: kept as it stood if the rest breaks
 
 
+_INDEX = p.optional(":" + p.chars("[0-9]"))
+
+
 def _head(tool: ToolSpec) -> p.Parser:
     """``functions.NAME:IDX<|tool_call_argument_begin|>`` as one atomic unit: name and id are reported together,
     once the argument marker shows the name is not a prefix of a longer one. The id is the text as written."""
-    call_id = p.optional(NAME_PREFIX) + p.tag(tags.TOOL_NAME, p.literal(tool.name)) + p.optional(":" + p.chars("[0-9]"))
+    call_id = p.optional(NAME_PREFIX) + p.tag(tags.TOOL_NAME, p.literal(tool.name)) + _INDEX
+    return p.atomic(p.tag(tags.TOOL_ID, call_id) + p.space() + ARGS_BEGIN)
+
+
+def _undeclared_head(tools: tuple[ToolSpec, ...]) -> p.Parser:
+    """As :func:`_head` for any other name."""
+    end = _INDEX + p.space() + ARGS_BEGIN
+    name = p.tag(tags.TOOL_NAME, p.chars(undeclared.IDENTIFIER_CHARS))
+    call_id = p.optional(NAME_PREFIX) + undeclared.not_declared(tools, end) + name + _INDEX
     return p.atomic(p.tag(tags.TOOL_ID, call_id) + p.space() + ARGS_BEGIN)
 
 
