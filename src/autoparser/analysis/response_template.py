@@ -200,7 +200,7 @@ class _ToolCalls:
                 raise self.fail("calls are both wrapped one by one and collected in a JSON array")
             # <tool_call>{...}</tool_call>, repeated.
             field["open_pattern"] = _marker(per_start)
-            close = self._close([per_end], "", next_call=per_start)
+            close = self._close([per_end], sec_end, next_call=per_start)
         elif sec_start:
             # [TOOL_CALLS][{...}, {...}] or <|function_call|>{...}: one section holds the calls.
             field["open_pattern"] = _marker(sec_start)
