@@ -136,7 +136,6 @@ def test_token_ids_in_and_out() -> None:
     """The tokenizer path: response and prompt as token ids decode to the same parse."""
     tokenizer = hf.local_tokenizer()
     tmpl = ChatTemplate.load("Qwen3.5-4B")
-    tokenizer.response_template = tmpl.analysis.to_response_template()
     params = tmpl.apply([{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS)
     text = (
         "I should call get.\n</think>\n\nChecking.\n"
@@ -144,8 +143,12 @@ def test_token_ids_in_and_out() -> None:
     )
     ids = tokenizer.encode(text, add_special_tokens=False)
     prefix_ids = tokenizer.encode(params.prompt, add_special_tokens=False)
-    parsed = tokenizer.parse_response(ids, prefix=prefix_ids, tools=TOOLS)
-    assert parsed == tokenizer.parse_response(text, prefix=params.prompt, tools=TOOLS)
+    tokenizer.response_template = tmpl.analysis.to_response_template()  # the tokenizer's own, as users set it
+    try:
+        parsed = tokenizer.parse_response(ids, prefix=prefix_ids, tools=TOOLS)
+        assert parsed == tokenizer.parse_response(text, prefix=params.prompt, tools=TOOLS)
+    finally:
+        tokenizer.response_template = None  # the tokenizer is shared by the other tests
     assert parsed["reasoning_content"] == "I should call get."
     assert parsed["content"] == "Checking."
     assert parsed["tool_calls"] == [{"type": "function", "function": {"name": "get", "arguments": {"city": "Paris"}}}]
@@ -330,3 +333,26 @@ def test_to_hf_round_trips_through_apply_chat_template(template: str, output: st
     again = params.parse(_model_part(rendered, prompt))
     assert hf.read_autoparser(again) == hf.read_autoparser(parsed)
     assert [c.id for c in again.tool_calls if c.id] == [c.id for c in parsed.tool_calls if c.id]
+
+
+def test_response_template_travels_in_tokenizer_config(tmp_path: Any) -> None:
+    """``save_pretrained`` writes it to tokenizer_config.json and ``from_pretrained`` reads it back (a local
+    directory: no download), ready for ``parse_response``."""
+    from transformers import AutoTokenizer
+
+    tokenizer = hf.local_tokenizer()
+    spec = ChatTemplate.load("Qwen3-Coder").analysis.to_response_template()
+    tokenizer.response_template = spec
+    try:
+        tokenizer.save_pretrained(tmp_path)
+    finally:
+        tokenizer.response_template = None  # the tokenizer is shared by the other tests
+    assert json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))["response_template"] == spec
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    assert loaded.response_template == spec
+    reply = "Sure.\n<tool_call>\n<function=ping>\n</function>\n</tool_call>"
+    assert loaded.parse_response(reply, prefix="") == {
+        "role": "assistant",
+        "content": "Sure.",
+        "tool_calls": [{"type": "function", "function": {"name": "ping", "arguments": {}}}],
+    }
