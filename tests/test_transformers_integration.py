@@ -8,7 +8,6 @@ table it writes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 from typing import Any
@@ -17,7 +16,6 @@ import pytest
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
 from autoparser import ChatMessage, ChatTemplate, ToolCall, bundled_templates
-from autoparser.analysis.model import ReasoningMode
 from autoparser.errors import AutoparserError, ResponseTemplateError
 
 from .generate.corpus import apply_case
@@ -33,9 +31,9 @@ _ROUNDTRIP_VERDICTS = {v.key: v for v in hf.roundtrip_verdicts()}
 # Generic templates whose output shape a response template cannot express, and the words of the reason.
 INEXPRESSIBLE = {
     "Apertus-8B-Instruct": "function name is the JSON key",
-    # The analysis of these two finds no call marker (Python-style calls in a code fence).
-    "google-ai-edge-LiteRT-LM-Gemma3n": "no marker that starts a call",
-    "openbmb-MiniCPM3-4B": "no marker that starts a call",
+    # Python calls in a code fence: transformers has no content parser for them.
+    "google-ai-edge-LiteRT-LM-Gemma3n": "Python calls with keyword arguments",
+    "openbmb-MiniCPM3-4B": "Python calls with keyword arguments",
 }
 
 
@@ -244,14 +242,25 @@ def test_reasoning_the_prompt_opened() -> None:
     assert tokenizer.parse_response("A.\n</think>\n\nB", spec, prefix=prompt)["reasoning_content"] == "A."
 
 
-def test_delimiter_reasoning_is_everything_before_the_end_marker() -> None:
-    """A reasoning block with only an end marker (DELIMITER, no bundled template has it): built from a real
-    analysis whose start marker is removed."""
-    analysis = ChatTemplate.load("Qwen-Qwen3-0.6B").analysis
-    reasoning = dataclasses.replace(analysis.reasoning, mode=ReasoningMode.DELIMITER, start="")
-    spec = dataclasses.replace(analysis, reasoning=reasoning).to_response_template()
-    message = hf.local_tokenizer().parse_response("Think.\n</think>\n\nAnswer.", spec, prefix="")
+def test_reasoning_with_only_an_end_marker() -> None:
+    """Apriel 1.5 (DELIMITER: only `[BEGIN FINAL RESPONSE]`): the text before the marker is reasoning once the
+    marker shows up, content if it never does; a stream holds the text until that is known."""
+    params = chat("unsloth-Apriel-1.5")
+    tokenizer = hf.local_tokenizer()
+    spec = hf.response_template("unsloth-Apriel-1.5")
+    text = "Think.\n[BEGIN FINAL RESPONSE]\nAnswer.\n[END FINAL RESPONSE]"
+    message = tokenizer.parse_response(text, spec, prefix=params.prompt)
     assert (message["reasoning_content"], message["content"]) == ("Think.", "Answer.")
+    assert tokenizer.parse_response("Just an answer.", spec, prefix=params.prompt) == {
+        "role": "assistant",
+        "content": "Just an answer.",
+    }
+    stream = tokenizer.get_response_parser(spec, prefix=params.prompt)
+    held = [event for char in "Think.\n[BEGIN FINAL" for event in stream.feed(char)]
+    assert held == []  # nothing is said before the marker decides
+    events = stream.feed(" RESPONSE]\nAnswer.")
+    assert {"type": "region_close", "field": "reasoning_content", "value": "Think."} in events
+    assert stream.finalize()[0] == {"role": "assistant", "reasoning_content": "Think.", "content": "Answer."}
 
 
 # --- ChatMessage.to_hf -----------------------------------------------------------------------------------------

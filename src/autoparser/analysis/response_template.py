@@ -14,7 +14,7 @@ This module writes such a template from the analysed markers of a *generic* form
   reads it; a block the generation prompt opened is reached through the anchor.
 * ``tool_calls``: JSON-native calls (per call, a section of calls, a JSON array, or bare objects), name + JSON
   arguments in markup, or name + tagged arguments (``xml-inline``), with the call id where the opening markup
-  holds it.
+  holds it. Pythonic calls have no content parser in transformers.
 * ``content``: everything else. Markup that is neither content nor a call's own opener (content wrappers such as
   ``<|START_RESPONSE|>``, the section markers around calls that have their own opener) and trailing whitespace end
   a piece of it without becoming part of it; the pieces are joined.
@@ -55,12 +55,14 @@ _DEDICATED = {
     "there is no marker that tells text from a call",
     "kimi-k2": "the call id `functions.NAME:INDEX` embeds the name and a running index and the section markers are "
     "optional; the dedicated parser handles both",
-    "mirothinker": "MCP `<use_mcp_tool>` XML (server, tool and JSON arguments in separate tags) has no parser yet",
+    "mirothinker": "the template cannot render a tool call, so the analysis learns none of the `<use_mcp_tool>` "
+    "layout; only the dedicated format module states it",
     "lfm2": 'arguments are Python keyword arguments (`[f(a="v", b=1)]`); transformers has no content parser for '
     "Python call syntax",
     "lfm2.5": 'calls are bare Python call lists (`[f(a="v")]`) without markers; transformers has no content '
     "parser for Python call syntax",
-    "minimax-m3": "the `]<]minimax[>[` turn syntax moves content into reasoning when tools are called",
+    "minimax-m3": "arguments are nested XML elements typed only by the tool's schema, which transformers' "
+    "xml-inline parser (one flat level of tags) cannot read",
     "deepseek-dsml": 'each parameter carries `string="true"` or `string="false"` that decides whether its value '
     "is raw text or JSON; transformers' xml-inline parser cannot switch on it",
     "gemma4": "arguments use Gemma's own dict syntax (bare keys, `<|\"|>` quotes) that only a dedicated parser "
@@ -133,9 +135,13 @@ def _reasoning_field(reasoning: ReasoningAnalysis) -> dict[str, Any] | None:
     start, end = reasoning.start.strip(), reasoning.end.strip()
     if not reasoning.enabled or not end:
         return None
-    # Only at the start of the reply (the generated parser reads a block there and nowhere else); with only an end
-    # marker (DELIMITER), everything before it is reasoning.
-    opener = rf"\A\s*{_lit(start)}" if start and reasoning.mode is not ReasoningMode.DELIMITER else r"\A"
+    # Only at the start of the reply (the generated parser reads a block there and nowhere else). With only an end
+    # marker (DELIMITER), the text before it is reasoning once the marker shows up, and content if it never does:
+    # the lookahead holds a stream until one or the other is known, as autoparser's own stream does.
+    if start and reasoning.mode is not ReasoningMode.DELIMITER:
+        opener = rf"\A\s*{_lit(start)}"
+    else:
+        opener = rf"\A(?=.*?{_lit(end)})"
     return {"open_pattern": opener, "close_pattern": rf"\s*{_lit(end)}\s*", "content": "text"}
 
 
@@ -170,6 +176,11 @@ class _ToolCalls:
         mode = self.tools.format.mode
         if mode is ToolFormatMode.JSON_NATIVE:
             return self._json_native()
+        if mode is ToolFormatMode.PYTHONIC:
+            raise self.fail(
+                'calls are Python calls with keyword arguments (`f(a="v", b=1)`); transformers has no '
+                "content parser for Python call syntax"
+            )
         return self._tagged(json_arguments=mode is ToolFormatMode.TAG_WITH_JSON)
 
     def _call_start(self) -> str:
