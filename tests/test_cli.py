@@ -1,9 +1,13 @@
-"""The command line: ``autoparser templates`` and ``autoparser analyze``, run in-process via ``main``."""
+"""The command line, run in-process via ``main`` and, where the behaviour depends on the process (a closed pipe),
+as a real subprocess."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
+import shlex
+import signal
 import subprocess
 import sys
 from importlib import resources
@@ -202,3 +206,200 @@ def test_parse_reports_a_degraded_parser_on_stderr(
     assert code == 0
     assert json.loads(out)["content"] == "Hello."
     assert err.startswith("autoparser: warning: ") and "tool calls are not parsed" in err
+
+
+# --- polish: help, broken pipes, errors that name their file, Hugging Face configs -----------------------------
+
+
+def _actions(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Action]]:
+    """Every action of the parser and of its subcommands, with the command it belongs to."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += [(f"{name} {a.dest}", a) for a in sub._actions]
+        else:
+            found.append((action.dest, action))
+    return found
+
+
+def test_every_option_has_help() -> None:
+    actions = _actions(cli.build_parser())
+    assert len(actions) > 20
+    missing = [name for name, action in actions if not action.help or action.help == argparse.SUPPRESS]
+    assert not missing, f"options without help text: {missing}"
+    for command in ("analyze", "parse", "grammar"):  # and the help renders
+        text = subprocess.run(
+            [sys.executable, "-m", "autoparser", command, "--help"], capture_output=True, text=True, timeout=120
+        ).stdout
+        assert "--template-name" in text and "tokenizer_config.json" in text
+
+
+@pytest.fixture(scope="module")
+def big_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model output far larger than a pipe's buffer, so the writer meets a closed pipe."""
+    path = tmp_path_factory.mktemp("pipe") / "output.txt"
+    path.write_text("word " * 300_000, encoding="utf-8")
+    return path
+
+
+def test_quiet_when_the_reader_closes_the_pipe_early(big_output: Path) -> None:
+    """A reader that takes one line and goes away: no traceback, the status of a process ended by SIGPIPE."""
+    for extra in ([], ["--stream", "--chunk", "64"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autoparser", "parse", "Qwen3-Coder", str(big_output), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader is gone; the writer still has megabytes to write
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+        assert first.startswith(b"{")
+        assert err == "", err
+        assert code == 128 + signal.SIGPIPE
+
+
+def test_piped_into_head(big_output: Path) -> None:
+    """The shell pipeline users write: `autoparser ... | head -1`."""
+    command = f"{shlex.quote(sys.executable)} -m autoparser parse Qwen3-Coder {shlex.quote(str(big_output))} | head -1"
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout == "{\n"
+    assert proc.stderr == "" and proc.returncode == 0
+
+
+def test_bad_json_names_file_line_and_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text('[\n  {"type": "function",, }\n]', encoding="utf-8")
+    code, out, err = _run(capsys, "parse", "Qwen3-Coder", "-", "--tools", str(tools))
+    assert (code, out) == (1, "")
+    assert f"--tools file {tools}, line 2, column 23: invalid JSON" in err and "Traceback" not in err
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type": "object"', encoding="utf-8")
+    code, _, err = _run(capsys, "grammar", "Qwen3-Coder", "--json-schema", str(schema))
+    assert code == 1 and f"--json-schema file {schema}, line 1, column 18" in err
+    schema.write_text("[1]", encoding="utf-8")
+    code, _, err = _run(capsys, "grammar", "Qwen3-Coder", "--json-schema", str(schema))
+    assert code == 1 and "must hold a JSON object" in err
+    code, _, err = _run(capsys, "parse", "Qwen3-Coder", str(tmp_path / "missing.txt"))
+    assert code == 1 and str(tmp_path / "missing.txt") in err and "No such file" in err
+
+
+def test_template_errors_name_the_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "broken.jinja"
+    path.parent.mkdir()
+    path.write_text("Hi\n{% for m in messages %}{{ m.content }}", encoding="utf-8")
+    code, _, err = _run(capsys, "analyze", str(path))
+    assert code == 1 and err.startswith(f"autoparser: error: {path}: ") and "line 2" in err
+    code, _, err = _run(capsys, "parse", str(path), "-")
+    assert code == 1 and str(path) in err and "Traceback" not in err
+    code, _, err = _run(capsys, "analyze", str(tmp_path / "nope" / "t.jinja"))
+    assert code == 2 and "no such file or directory" in err
+
+
+def test_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "analyze", "qwen3-coderr")
+    assert code == 2 and "did you mean 'Qwen3-Coder'?" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _run(capsys, "parse", "Hermes-3", "-")
+    assert code == 2 and "'NousResearch-Hermes-3-Llama-3.1-8B-tool_use'" in err
+    code, _, err = _run(capsys, "analyze", "zzzzzzzz")
+    assert code == 2 and "did you mean" not in err and "autoparser templates" in err
+
+
+def test_analyze_fails_clearly_when_no_probe_renders(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    raising = tmp_path / "raising.jinja"
+    raising.write_text('{{ raise_exception("This model is not supported") }}', encoding="utf-8")
+    empty = tmp_path / "empty.jinja"
+    empty.write_text("{# renders nothing #}", encoding="utf-8")
+    for path, words in ((raising, "This model is not supported"), (empty, "shows its messages' content")):
+        for extra in ([], ["--json"]):
+            code, out, err = _run(capsys, "analyze", str(path), *extra)
+            assert (code, out) == (1, "")
+            assert words in err and "nothing to analyze" in err and str(path) in err
+            assert len(err.strip().splitlines()) == 1
+
+
+_QWEN = resources.files("autoparser.templates").joinpath("Qwen3-Coder.jinja").read_text(encoding="utf-8")
+_HERMES = (
+    resources.files("autoparser.templates")
+    .joinpath("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")
+    .read_text(encoding="utf-8")
+)
+
+
+def test_tokenizer_config_as_template(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    added = {"__type": "AddedToken", "content": "<|endoftext|>", "special": True}
+    config.write_text(json.dumps({"chat_template": _QWEN, "bos_token": None, "eos_token": added}), encoding="utf-8")
+    code, out, _ = _run(capsys, "analyze", str(config), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["template"] == "tokenizer_config.json" and data["tools"]["format"]["mode"] == "TAG_WITH_TAGGED"
+    tmpl = cli._load(str(config))
+    assert (tmpl.source, tmpl.bos_token, tmpl.eos_token) == (_QWEN, "", "<|endoftext|>")
+    output = tmp_path / "output.txt"
+    output.write_text("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>")
+    tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
+    code, out, _ = _run(capsys, "parse", str(config), str(output), "--tools", tools)
+    assert code == 0
+    call = json.loads(out)["tool_calls"][0]["function"]
+    assert (call["name"], json.loads(call["arguments"])) == ("get_weather", {"city": "Paris"})
+
+
+def test_named_templates_and_template_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    named = [{"name": "default", "template": _QWEN}, {"name": "tool_use", "template": _HERMES}]
+    config.write_text(json.dumps({"chat_template": named, "bos_token": "<s>"}), encoding="utf-8")
+    code, out, _ = _run(capsys, "analyze", str(config), "--json")
+    assert code == 0 and json.loads(out)["tools"]["format"]["mode"] == "TAG_WITH_TAGGED"  # "default"
+    code, out, _ = _run(capsys, "analyze", str(config), "--template-name", "tool_use", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["template"] == "tokenizer_config.json:tool_use" and data["tools"]["format"]["mode"] == "JSON_NATIVE"
+    assert cli._load(str(config), "tool_use").bos_token == "<s>"
+    code, out, err = _run(capsys, "analyze", str(config), "--template-name", "rag")
+    assert (code, out) == (1, "") and "'rag'" in err and "'default', 'tool_use'" in err
+    config.write_text(json.dumps({"chat_template": named[1:]}), encoding="utf-8")
+    code, _, err = _run(capsys, "analyze", str(config))
+    assert code == 1 and "--template-name" in err and "'tool_use'" in err
+    code, _, err = _run(capsys, "analyze", "Qwen3-Coder", "--template-name", "tool_use")
+    assert code == 2 and "--template-name" in err
+
+
+def test_chat_template_files_and_model_directories(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A processor's chat_template.json, and a model directory (chat_template.jinja beside tokenizer_config.json,
+    extra named templates in additional_chat_templates/)."""
+    processor = tmp_path / "chat_template.json"
+    processor.write_text(json.dumps({"chat_template": _HERMES}), encoding="utf-8")
+    code, out, _ = _run(capsys, "analyze", str(processor), "--json")
+    assert code == 0 and json.loads(out)["tools"]["format"]["mode"] == "JSON_NATIVE"
+    model = tmp_path / "model"
+    (model / "additional_chat_templates").mkdir(parents=True)
+    (model / "chat_template.jinja").write_text(_QWEN, encoding="utf-8")
+    (model / "additional_chat_templates" / "tool_use.jinja").write_text(_HERMES, encoding="utf-8")
+    (model / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|im_end|>"}), encoding="utf-8")
+    tmpl = cli._load(str(model))
+    assert (tmpl.source, tmpl.eos_token) == (_QWEN, "<|im_end|>")
+    assert cli._load(str(model), "tool_use").source == _HERMES
+    code, out, _ = _run(capsys, "analyze", str(model), "--json")
+    assert code == 0 and json.loads(out)["tools"]["format"]["mode"] == "TAG_WITH_TAGGED"
+    code, _, err = _run(capsys, "analyze", str(tmp_path / "empty-dir"))
+    assert code == 2
+    (tmp_path / "empty-dir").mkdir()
+    code, _, err = _run(capsys, "analyze", str(tmp_path / "empty-dir"))
+    assert code == 1 and "chat_template.jinja" in err
+
+
+def test_broken_config_files_are_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text('{\n  "chat_template": "{{ x }}",\n  "eos_token": "</s>"\n  "bos_token": "<s>"\n}', "utf-8")
+    code, out, err = _run(capsys, "analyze", str(config))
+    assert (code, out) == (1, "")
+    assert f"{config}, line 4: invalid JSON at column 3" in err and "Traceback" not in err
+    config.write_text(json.dumps({"eos_token": "</s>"}), encoding="utf-8")
+    code, _, err = _run(capsys, "analyze", str(config))
+    assert code == 1 and str(config) in err and "chat_template" in err
+    config.write_bytes(b'{"chat_template": "\xff"}')
+    code, _, err = _run(capsys, "analyze", str(config))
+    assert code == 1 and str(config) in err and "UTF-8" in err

@@ -31,6 +31,8 @@ def test_errors_hierarchy() -> None:
     assert issubclass(errors.SchemaError, errors.GrammarError)
     assert issubclass(errors.PatternError, errors.SchemaError)
     assert issubclass(errors.ParseError, errors.AutoparserError)
+    assert issubclass(errors.ResponseTemplateError, errors.AutoparserError)
+    assert issubclass(errors.ResponseTemplateError, NotImplementedError)
 
 
 def test_cli_version() -> None:

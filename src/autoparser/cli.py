@@ -1,14 +1,22 @@
 """The ``autoparser`` command line. A thin layer: ``format_*`` build strings, ``main`` does the I/O.
 
 ``autoparser templates`` lists the bundled chat templates; ``autoparser analyze TEMPLATE [--json]`` shows what a
-template's analysis found (markers are shown with their whitespace made visible).
+template's analysis found (markers are shown with their whitespace made visible); ``parse`` and ``grammar`` apply a
+template to a request. TEMPLATE is a bundled name, a ``.jinja`` file, a Hugging Face ``tokenizer_config.json`` /
+``chat_template.json`` or a model directory holding them (``--template-name`` picks a named template).
+
+Like any well-behaved Unix tool it stays quiet when its reader goes away (``autoparser templates | head -1``), and
+its errors name the file they are about (with line and column for JSON).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +28,8 @@ from rich.text import Text
 
 from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
-from .errors import AutoparserError
+from .errors import AutoparserError, TemplateError
+from .template.hf_files import read_hf_template
 
 __all__ = ["build_parser", "format_analysis", "format_message", "format_templates", "main", "visible"]
 
@@ -45,8 +54,21 @@ def _yes_no(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+_TEMPLATE_HELP = (
+    "a bundled template name (see `autoparser templates`), a .jinja file, a Hugging Face tokenizer_config.json or "
+    "chat_template.json, or a model directory holding them"
+)
+_TEMPLATE_NAME_HELP = "which named template of a config that has several (default: 'default'), e.g. tool_use"
+_TOOL_CHOICE_HELP = "auto: the model may call tools; required: it must; none: it may not (default: auto)"
+
+
+def _template_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("template", metavar="TEMPLATE", help=_TEMPLATE_HELP)
+    command.add_argument("--template-name", metavar="NAME", help=_TEMPLATE_NAME_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` subcommands."""
+    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` / ``parse`` / ``grammar`` commands."""
     parser = argparse.ArgumentParser(
         prog="autoparser",
         description="Learn an LLM's output markup from its chat template and parse what it writes.",
@@ -59,14 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="show what a chat template's analysis found",
         description="Analyze a chat template and report its reasoning, content and tool-call markup.",
     )
-    analyze.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    _template_arguments(analyze)
     analyze.add_argument("--json", action="store_true", help="print the analysis as JSON")
     parse = commands.add_parser(
         "parse",
         help="parse a model's output into an OpenAI message",
         description="Parse model output (the text after the prompt) into an OpenAI chat message, printed as JSON.",
     )
-    parse.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    _template_arguments(parse)
     parse.add_argument("file", metavar="FILE", nargs="?", default="-", help="model output file, or - for stdin")
     parse.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
     parse.add_argument("--messages", metavar="JSON", help="file with the conversation before the output")
@@ -78,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
     parse.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
-    parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
+    parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
     parse.add_argument(
         "--undeclared-tools",
         choices=["call", "content"],
@@ -92,9 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the constrained-decoding grammar for a request",
         description="Print the GBNF grammar for a request, then its triggers and the tokens to preserve.",
     )
-    grammar.add_argument("template", metavar="TEMPLATE", help="path to a .jinja file, or a bundled template name")
+    _template_arguments(grammar)
     grammar.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
-    grammar.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto")
+    grammar.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
     grammar.add_argument("--json-schema", metavar="JSON", help="file with a response-format JSON schema")
     grammar.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
     grammar.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
@@ -216,18 +238,68 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
     return Group(*spaced)
 
 
-def _load(spec: str) -> ChatTemplate | int:
-    """A template file if ``spec`` names one, otherwise a bundled template; on failure, report it and return the
-    exit code (2: no such template, 1: unreadable file)."""
+class _Failure(Exception):
+    """A problem to report on one line (``autoparser: error: ...``) with the process exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _looks_like_path(spec: str) -> bool:
+    return os.sep in spec or "/" in spec or spec.lower().endswith(".json")
+
+
+def _load(spec: str, template_name: str | None = None) -> ChatTemplate:
+    """A template file, a Hugging Face config or model directory, or a bundled template.
+
+    Raises ``_Failure``: exit code 2 for a name that is neither a path nor a bundled template (with the closest
+    bundled names), 1 for a path that cannot be read or holds no usable template.
+    """
     path = Path(spec)
+    if path.exists():
+        try:
+            if path.is_file() and path.suffix.lower() != ".json" and template_name is None:
+                return ChatTemplate.from_file(path)
+            found = read_hf_template(path, template_name)
+        except TemplateError as err:
+            raise _Failure(_in(spec, err)) from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise _Failure(f"cannot read {spec}: {getattr(err, 'strerror', None) or err}") from None
+        return ChatTemplate(found.source, found.bos_token, found.eos_token, name=found.name)
+    if _looks_like_path(spec):
+        raise _Failure(f"no such file or directory: {spec}", 2)
+    if template_name is not None:
+        raise _Failure(
+            "--template-name picks a template of a tokenizer_config.json, chat_template.json or model "
+            "directory; bundled templates have one each",
+            2,
+        )
     try:
-        return ChatTemplate.from_file(path) if path.is_file() else ChatTemplate.load(spec)
+        return ChatTemplate.load(spec)
     except KeyError:
-        _error(f"no template file or bundled template named {spec!r} (see `autoparser templates`)")
-        return 2
-    except (OSError, UnicodeDecodeError) as err:
-        _error(f"cannot read {spec}: {err}")
-        return 1
+        raise _Failure(
+            f"no template file or bundled template named {spec!r}{_did_you_mean(spec)} (see `autoparser templates`)", 2
+        ) from None
+
+
+def _did_you_mean(spec: str) -> str:
+    """``; did you mean 'Qwen3-Coder'?`` for the closest bundled names (case and a ``.jinja`` suffix ignored)."""
+    names = bundled_templates()
+    by_key = {name.lower(): name for name in names}
+    wanted = spec.lower().removesuffix(".jinja")
+    close = difflib.get_close_matches(wanted, list(by_key), n=3, cutoff=0.6)
+    close += [k for k in by_key if wanted and wanted in k and k not in close]  # a fragment: "qwen3" → Qwen3-*
+    if not close:
+        return ""
+    suggestions = " or ".join(repr(by_key[k]) for k in close[:3])
+    return f"; did you mean {suggestions}?"
+
+
+def _in(spec: str, err: Exception) -> str:
+    """An error message that names the file: the template's own messages name only its base name."""
+    message = str(err)
+    return message if not Path(spec).exists() or spec in message else f"{spec}: {message}"
 
 
 def _error(message: str) -> None:
@@ -238,28 +310,58 @@ def _warn(message: str) -> None:
     print(f"autoparser: warning: {message}", file=sys.stderr)
 
 
-def _analyze(spec: str, as_json: bool) -> int:
-    tmpl = _load(spec)
-    if isinstance(tmpl, int):
-        return tmpl
+def _analysis(spec: str, tmpl: ChatTemplate) -> TemplateAnalysis:
+    """The analysis, or a ``_Failure`` when the template does not compile or no probe conversation shows any of
+    its message content (every render raised, or it renders nothing of the messages): there is nothing to learn
+    from, and an all-"no" report would only hide why."""
     try:
         analysis = tmpl.analysis
     except AutoparserError as err:  # e.g. TemplateError: the template does not compile
-        _error(str(err))
-        return 1
-    if as_json:
+        raise _Failure(_in(spec, err)) from None
+    caps = analysis.capabilities
+    if caps.supports_string_content or caps.supports_typed_content:
+        return analysis
+    try:  # a plain conversation says why: the error every probe met, if it raises
+        tmpl.render([{"role": "user", "content": "Hello"}], add_generation_prompt=True)
+    except AutoparserError as err:
+        raise _Failure(f"{_in(spec, err)} (no probe conversation renders; nothing to analyze)") from None
+    raise _Failure(f"{spec}: no probe conversation shows its messages' content; nothing to analyze")
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    analysis = _analysis(args.template, _load(args.template, args.template_name))
+    if args.json:
         print(format_analysis_json(analysis), file=sys.stdout)
     else:
         Console(file=sys.stdout).print(format_analysis(analysis))
     return 0
 
 
-def _read_json(path: str, what: str) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        value = json.load(handle)
-    if not isinstance(value, list):
-        raise ValueError(f"{what} file must hold a JSON list, got {type(value).__name__}")
+def _read_json(path: str, what: str, *, is_list: bool = True) -> Any:
+    """The JSON value of a ``--tools`` / ``--messages`` / ``--json-schema`` file; errors name the option, the
+    file and, for bad JSON, the line and column."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise _Failure(f"cannot read {what} file {path}: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _Failure(f"{what} file {path}, line {err.lineno}, column {err.colno}: invalid JSON: {err.msg}") from None
+    if is_list and not isinstance(value, list):
+        raise _Failure(f"{what} file {path} must hold a JSON list, got {type(value).__name__}")
+    if not is_list and not isinstance(value, dict):
+        raise _Failure(f"{what} file {path} must hold a JSON object, got {type(value).__name__}")
     return value
+
+
+def _read_output(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise _Failure(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def format_message(message: ChatMessage) -> str:
@@ -270,32 +372,34 @@ def format_message(message: ChatMessage) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def _parse(args: argparse.Namespace) -> int:
-    tmpl = _load(args.template)
-    if isinstance(tmpl, int):
-        return tmpl
-    try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-        tools = _read_json(args.tools, "--tools") if args.tools else None
-        messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        _error(str(err))
-        return 1
+def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> ChatParams:
     try:
         chat = tmpl.apply(
-            messages,
-            tools=tools,
             tool_choice=args.tool_choice,
             parallel_tool_calls=args.parallel,
-            reasoning_format=args.reasoning_format,
             enable_thinking=not args.no_thinking,
-            undeclared_tools=args.undeclared_tools,
+            **request,
         )
     except (AutoparserError, ValueError, TypeError) as err:
-        _error(str(err))
-        return 1
+        raise _Failure(_in(args.template, err)) from None
     for warning in chat.warnings:
         _warn(warning)
+    return chat
+
+
+def _parse(args: argparse.Namespace) -> int:
+    tmpl = _load(args.template, args.template_name)
+    tools = _read_json(args.tools, "--tools") if args.tools else None
+    messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
+    chat = _apply(
+        args,
+        tmpl,
+        messages=messages,
+        tools=tools,
+        reasoning_format=args.reasoning_format,
+        undeclared_tools=args.undeclared_tools,
+    )
+    text = _read_output(args.file)  # last: a bad option is reported before waiting on stdin
     if not args.stream:
         print(format_message(chat.parse(text)), file=sys.stdout)
         return 0
@@ -328,44 +432,58 @@ def format_grammar(chat: ChatParams, dialect: str = "gbnf") -> str:
 
 
 def _grammar(args: argparse.Namespace) -> int:
-    tmpl = _load(args.template)
-    if isinstance(tmpl, int):
-        return tmpl
-    try:
-        tools = _read_json(args.tools, "--tools") if args.tools else None
-        schema = json.loads(Path(args.json_schema).read_text(encoding="utf-8")) if args.json_schema else None
-        chat = tmpl.apply(
-            [{"role": "user", "content": "Hi"}],
-            tools=tools,
-            tool_choice=args.tool_choice,
-            parallel_tool_calls=args.parallel,
-            enable_thinking=not args.no_thinking,
-            json_schema=schema,
-        )
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, AutoparserError) as err:
-        _error(str(err))
-        return 1
-    for warning in chat.warnings:
-        _warn(warning)
+    tmpl = _load(args.template, args.template_name)
+    tools = _read_json(args.tools, "--tools") if args.tools else None
+    schema = _read_json(args.json_schema, "--json-schema", is_list=False) if args.json_schema else None
+    chat = _apply(args, tmpl, messages=[{"role": "user", "content": "Hi"}], tools=tools, json_schema=schema)
     print(format_grammar(chat, args.format), file=sys.stdout)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar}
+# What a process killed by SIGPIPE reports to its shell (141), as `yes | head -1` does; 1 where there is no SIGPIPE.
+_BROKEN_PIPE = 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "templates":
         print(format_templates(bundled_templates()), file=sys.stdout)
         return 0
-    if args.command == "analyze":
-        return _analyze(args.template, args.json)
-    if args.command == "parse":
-        return _parse(args)
-    if args.command == "grammar":
-        return _grammar(args)
-    parser.print_help(sys.stdout)
-    return 0
+    command = _COMMANDS.get(args.command)
+    if command is None:
+        parser.print_help(sys.stdout)
+        return 0
+    try:
+        return command(args)
+    except _Failure as failure:
+        _error(str(failure))
+        return failure.code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code.
+
+    When the reader of standard output goes away (``| head``), the command stops quietly: no traceback, and the
+    exit status a shell reports for a process ended by SIGPIPE.
+    """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe often shows only when the buffer is written
+    except BrokenPipeError:
+        _discard_stdout()
+        return _BROKEN_PIPE
+    return code
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's own flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (stdout replaced in-process): nothing to flush
+        pass
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Every exception the library raises on purpose derives from :class:`AutoparserErr
      ├── TemplateError               a chat template failed to compile or render (names template and line)
      │    ├── RenderLimitError       a render ran past its time or size limit (RenderLimits)
      │    └── TemplateDecodeError    a template file is not UTF-8 (also a UnicodeDecodeError)
-     └── ParseError                  input does not match a parser (only from strict parsing)
+     ├── ParseError                  input does not match a parser (only from strict parsing)
+     └── ResponseTemplateError       an analysis has no transformers response template (NotImplementedError)
 
 Misconfiguration errors also subclass :class:`ValueError` so generic handlers catch them.
 """
@@ -22,6 +23,7 @@ __all__ = [
     "ParseError",
     "PatternError",
     "RenderLimitError",
+    "ResponseTemplateError",
     "SchemaError",
     "TemplateDecodeError",
     "TemplateError",
@@ -142,3 +144,12 @@ class ParseError(AutoparserError):
             f"{want} at line {self.line}, column {self.column} (position {self.pos}), found {found}\n"
             f"{excerpt.expandtabs()}\n{caret}"
         )
+
+
+class ResponseTemplateError(AutoparserError, NotImplementedError):
+    """A template's output format cannot be written as a Hugging Face transformers ``response_template``.
+
+    Raised by ``TemplateAnalysis.to_response_template()`` for dedicated formats and for generic shapes the
+    declarative format cannot express; the message says why. Also a :class:`NotImplementedError`: the format is
+    parsed by autoparser, just not describable to transformers.
+    """

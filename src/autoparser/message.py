@@ -8,6 +8,7 @@ them ends up with exactly the final message.
 
 from __future__ import annotations
 
+import json
 import secrets
 import string
 from collections.abc import Iterable
@@ -38,6 +39,24 @@ class ToolCall:
 
     def to_openai(self) -> dict[str, Any]:
         return {"type": "function", "id": self.id, "function": {"name": self.name, "arguments": self.arguments}}
+
+    def to_hf(self) -> dict[str, Any]:
+        """The call as transformers chat templates read it: ``arguments`` as a dict (templates iterate
+        ``arguments|items`` or print ``arguments|tojson``), the id only when there is one.
+
+        Arguments that are not a JSON object (a parse that degraded, with a warning) stay text rather than being
+        dropped: templates that print arguments then show them as the model wrote them.
+        """
+        try:
+            arguments: Any = json.loads(self.arguments)
+        except ValueError:
+            arguments = self.arguments
+        if not isinstance(arguments, dict):
+            arguments = self.arguments
+        call: dict[str, Any] = {"type": "function", "function": {"name": self.name, "arguments": arguments}}
+        if self.id:
+            call["id"] = self.id
+        return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +90,18 @@ class ChatMessage:
             message["reasoning_content"] = self.reasoning_content
         if self.tool_calls:
             message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        return message
+
+    def to_hf(self) -> dict[str, Any]:
+        """The message as Hugging Face chat templates read it, for the next turn of ``apply_chat_template`` (or
+        ``ChatTemplate.render``): ``content`` always a string (templates concatenate it), reasoning under
+        ``reasoning_content`` (the key transformers passes templates, aliasing ``thinking`` to it), tool calls
+        with their arguments as dicts (:meth:`ToolCall.to_hf`)."""
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning_content:
+            message["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_hf() for call in self.tool_calls]
         return message
 
 

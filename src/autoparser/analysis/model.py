@@ -218,6 +218,15 @@ class TemplateAnalysis:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""
         return _plain(self)
 
+    def to_response_template(self) -> dict[str, Any]:
+        """A Hugging Face transformers ``response_template`` (``tokenizer.response_template``, read by
+        ``tokenizer.parse_response`` and ``get_response_parser``) for this template's output; see
+        docs/integrations.md. Raises ``ResponseTemplateError`` (a ``NotImplementedError``) for dedicated formats
+        and shapes the declarative format cannot express, saying why."""
+        from .response_template import build_response_template  # the builder imports this module
+
+        return build_response_template(self)
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Enum):
