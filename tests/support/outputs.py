@@ -311,6 +311,10 @@ def _turn_text(tmpl: ChatTemplate, message: Mapping[str, Any], reasoning: str, p
     inserted = _inserted(base, full, params.generation_prompt)
     if full.startswith(params.prompt):
         text: str | _Gap = full[len(params.prompt) :]
+        if tail and end and end not in tail and end not in text and _in_source(tmpl, end):
+            # The final turn continues inside the block the prompt opened (Nemotron Nano v2 renders it so): a model
+            # writes into the block and closes it before answering.
+            text = (reasoning or FILLER_REASONING) + analysis.reasoning.end + text
     elif inserted is not None:
         text = _after_prompt(tmpl, inserted, params.generation_prompt, tail, reasoning)
     else:

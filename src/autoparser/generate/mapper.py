@@ -142,6 +142,8 @@ class MessageBuilder:
         """Fold one top-level node."""
         tag = node.tag
         if tag == tags.CONTENT:
+            if node.end <= self.offset:
+                return  # only the prompt's own text (an opened block the model left at once): nothing it wrote
             text = node.text
             if self.after_call and text.strip(WHITESPACE):
                 self._warn(node, "text after the tool calls was kept as content")
