@@ -20,13 +20,15 @@ __all__ = ["ChatMessage", "MessageDelta", "ParseWarning", "ToolCall", "ToolCallD
 _ID_ALPHABET = string.ascii_letters + string.digits
 
 
-def new_call_id() -> str:
-    """An OpenAI-style tool call id: ``call_`` + 24 random alphanumerics."""
+def new_call_id(id_format: str = "openai") -> str:
+    """A fresh random tool call id: ``call_`` + 24 alphanumerics (``openai``), or 9 alphanumerics (``alnum9``, the
+    only ids Mistral's templates accept)."""
+    length, prefix = (9, "") if id_format == "alnum9" else (24, "call_")
     # 248 = 4 * 62: bytes below it map onto the alphabet without bias; 32 bytes leave enough after rejection
     while True:
         chars = [_ID_ALPHABET[b % 62] for b in secrets.token_bytes(32) if b < 248]
-        if len(chars) >= 24:
-            return "call_" + "".join(chars[:24])
+        if len(chars) >= length:
+            return prefix + "".join(chars[:length])
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,12 +56,12 @@ def test_streaming_char_by_char(case: dict[str, Any]) -> None:
     deltas = []
     for i, char in enumerate(text):
         deltas += stream.feed(char)
-        accumulated = judged(apply_deltas(deltas), stream_ids=True)
+        accumulated = judged(apply_deltas(deltas), stream_ids=True, output=text)
         current = judged(chat.parse(text[: i + 1], partial=True))
         assert accumulated == current, f"after {text[: i + 1]!r}"
     if not case["is_partial"]:
         deltas += stream.finish()
-    assert judged(apply_deltas(deltas), stream_ids=True) == expected(case)
+    assert judged(apply_deltas(deltas), stream_ids=True, output=text) == expected(case)
 
 
 @pytest.mark.parametrize("case", [_params(c) for c in CASES])
@@ -77,7 +77,7 @@ def test_streaming_random_chunks(case: dict[str, Any]) -> None:
         pos += size
     if not case["is_partial"]:
         deltas += stream.finish()
-    assert judged(apply_deltas(deltas), stream_ids=True) == expected(case)
+    assert judged(apply_deltas(deltas), stream_ids=True, output=text) == expected(case)
 
 
 @pytest.mark.parametrize("case", [_params(c, "reconstruction") for c in CASES if c["expect_reconstruction"]])

@@ -16,6 +16,7 @@ from ..template.capabilities import probe_capabilities
 from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
+from .call_ids import analyze_id_format
 from .content import analyze_content
 from .diff import common_prefix_len
 from .end_of_turn import analyze_end_of_turn
@@ -93,6 +94,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         workarounds=tuple(applied),
         prose=tuple(stated),
         end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking),
+        id_format=analyze_id_format(renderer) if caps.supports_tool_calls else "openai",
     )
 
 

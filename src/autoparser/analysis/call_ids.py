@@ -11,7 +11,7 @@ from .model import ArgumentMarkers, CallIdMarkers, CallIdPosition
 from .patterns import MARKER, first_marker, last_marker
 from .variants import VariantRenderer
 
-__all__ = ["analyze_call_ids"]
+__all__ = ["ID_FORMATS", "analyze_call_ids", "analyze_id_format"]
 
 
 def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> CallIdMarkers:
@@ -49,3 +49,21 @@ def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> C
     if result.suffix and result.suffix == arguments.start:
         result = CallIdMarkers(result.position, result.prefix, "")
     return result
+
+
+ID_FORMATS = ("openai", "alnum9")
+"""How generated call ids look: ``openai`` is ``call_`` + 24 alphanumerics; ``alnum9`` is 9 alphanumerics, the only
+form Mistral's templates accept (they raise on any other id, so a reply's ids would break the next turn's render)."""
+
+_OPENAI_STYLE_ID = "call_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+
+
+def analyze_id_format(renderer: VariantRenderer) -> str:
+    """The id format the template accepts: ``openai`` unless a call history with an OpenAI-style id fails to render
+    where the probe's 9-alphanumeric id renders."""
+    call = needles.tool_call(needles.FUN_FIRST, needles.BOTH_ARGS, _OPENAI_STYLE_ID)
+    if renderer.render(needles.with_calls(call), tools=True) is not None:
+        return "openai"
+    if renderer.render(needles.with_calls(needles.FIRST_CALL), tools=True) is not None:
+        return "alnum9"
+    return "openai"

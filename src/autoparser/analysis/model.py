@@ -213,6 +213,9 @@ class TemplateAnalysis:
     # Markers the template writes after the assistant's answer (``<|im_end|>``, ``</s>``): a model ends its turn
     # with them, so at the end of an output they are not content (see analysis/end_of_turn.py).
     end_of_turn: tuple[str, ...] = ()
+    # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
+    # "alnum9" (Mistral's templates accept nothing else; see analysis/call_ids.py).
+    id_format: str = "openai"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

@@ -12,6 +12,7 @@ model that went on after its end of turn wrote something the client may want to 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -57,6 +58,7 @@ class GeneratedParser:
     # complete TOOL_ARGS text to JSON text: ``convert_args(tool_name, text)`` (the tool's schema may type the
     # values); while a call is incomplete its arguments are then held back.
     convert_args: Callable[[str, str], str] | None = None
+    id_format: str = "openai"  # how ids are generated for calls written without one (analysis.id_format)
 
 
 @functools.lru_cache(maxsize=256)
@@ -65,9 +67,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     from .formats import dedicated_builder  # formats build on this module
 
     builder = dedicated_builder(analysis.format)
-    if builder is not None:
-        return builder(analysis, request)
-    return build_generic_parser(analysis, request)
+    built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
+    return dataclasses.replace(built, id_format=analysis.id_format)
 
 
 def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:

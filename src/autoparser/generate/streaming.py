@@ -308,7 +308,7 @@ class StreamParser:
                 view = live[index - len(settled)]
                 name, call_id, text, span = view.name, view.id, view.text, view.span
             if index == len(self._calls):
-                out = _CallOut(name, call_id or new_call_id())
+                out = _CallOut(name, call_id or new_call_id(self._generated.id_format))
                 self._calls.append(out)
                 fragment = _rest(source, text, span, 0)
                 out.sent = len(fragment)
