@@ -23,6 +23,9 @@ from .template.environment import variables_read
 
 __all__ = ["ChatParams", "ChatTemplate"]
 
+# (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
+_GENERATION_PROMPTS: dict[tuple[str, tuple[str, str]], list[tuple[str, bool]]] = {}
+
 
 class ChatTemplate(JinjaChatTemplate):
     """A model's chat template: renders prompts exactly as transformers does and knows how the model writes.
@@ -124,6 +127,83 @@ class ChatTemplate(JinjaChatTemplate):
             grammar,
             (*notes, *warnings),
         )
+
+    def params_for_prompt(
+        self,
+        prompt: str,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str = "auto",
+        parallel_tool_calls: bool = False,
+        reasoning_format: str = "none",
+        enable_thinking: bool | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+    ) -> ChatParams:
+        """The parser for the reply to a ``prompt`` that was rendered elsewhere (by a serving stack, say).
+
+        Only the end of the prompt shapes the parser: the generation prompt, found as the longest of this
+        template's generation prompts (thinking on and off, with ``chat_template_kwargs``) that ends ``prompt``.
+        Nothing is rendered for the conversation itself, so this costs the same for any prompt length.
+        ``enable_thinking`` defaults to what the matched generation prompt says (off only when it is the
+        thinking-off one). A prompt ending in none of them (``add_generation_prompt`` off, a continued final
+        message) gets an empty generation prompt and a warning in ``ChatParams.warnings``.
+        """
+        extra = dict(chat_template_kwargs or {})
+        if "enable_thinking" in extra and enable_thinking is None:
+            enable_thinking = bool(extra["enable_thinking"])
+        extra.pop("enable_thinking", None)
+        candidates = self._generation_prompts(tools, extra)
+        found = [(gp, thinking) for gp, thinking in candidates if gp and prompt.endswith(gp)]
+        warnings: list[str] = []
+        if found:
+            generation_prompt, thinking = max(found, key=lambda item: len(item[0]))
+        else:
+            generation_prompt, thinking = "", True
+            if prompt:
+                warnings.append("the prompt does not end with this template's generation prompt")
+        request = ParseRequest(
+            generation_prompt=generation_prompt,
+            tools=normalize_tools(tools),
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            reasoning_format=reasoning_format,
+            enable_thinking=thinking if enable_thinking is None else enable_thinking,
+            json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
+        )
+        generated, grammar, build_warnings = _build(self.analysis, request)
+        return ChatParams(
+            prompt, generation_prompt, self.analysis.format, generated, grammar, (*warnings, *build_warnings)
+        )
+
+    def _generation_prompts(
+        self, tools: Sequence[Mapping[str, Any]] | None, extra: Mapping[str, Any]
+    ) -> list[tuple[str, bool]]:
+        """This template's generation prompts with thinking on and off (a one-message probe conversation)."""
+        key = (json.dumps(list(tools or []), sort_keys=True), json.dumps(extra, sort_keys=True, default=str))
+        cached = _GENERATION_PROMPTS.get((self.source, key))
+        if cached is not None:
+            return cached
+        probe = [{"role": "user", "content": "Hi"}]
+        tool_list = list(tools) if tools else None
+        context = {**self._serving_context(tool_list), **extra}
+        prompts: list[tuple[str, bool]] = []
+        for thinking in (True, False):
+            renders = []
+            for generation in (False, True):
+                try:
+                    renders.append(
+                        self.render(
+                            probe, tool_list, add_generation_prompt=generation, enable_thinking=thinking, **context
+                        )
+                    )
+                except TemplateError:
+                    break
+            if len(renders) == 2:
+                prompts.append((renders[1][common_prefix_len(*renders) :], thinking))
+        if len(_GENERATION_PROMPTS) >= 256:
+            _GENERATION_PROMPTS.clear()
+        _GENERATION_PROMPTS[(self.source, key)] = prompts
+        return prompts
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:
         """Variables serving stacks pass besides the messages: today's date, and FireFunction's ``functions``."""

@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ParseError
+from .generate import tags
 from .generate.assemble import GeneratedParser
 from .generate.grammar import GrammarSpec, Trigger
 from .generate.streaming import StreamParser, parse_output
 from .message import ChatMessage
 
 __all__ = ["ChatParams"]
+
+
+_REASONING_TAGS = frozenset({tags.REASONING, tags.UNCLOSED_REASONING, tags.UNOPENED_REASONING})
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,25 @@ class ChatParams:
             first = message.warnings[0]
             raise ParseError(text, first.position, frozenset({first.message}))
         return message
+
+    def reasoning_end(self, text: str, partial: bool = False) -> int | None:
+        """Where the reply's leading reasoning ends in ``text``: the offset of what follows the reasoning block
+        (its end marker included), 0 when the reply does not open with reasoning, None while a partial ``text``
+        cannot tell yet. Serving stacks that split reasoning from the rest before parsing tool calls
+        (vLLM) hand ``text[offset:]`` on; ``parse(text)`` is what the whole reply means."""
+        generated = self._generated
+        result = generated.parser.parse(generated.prefill + text, partial=partial)
+        offset = len(generated.prefill)
+        if result.fail:
+            return 0
+        reasoning_end = None
+        for node in result.nodes:
+            if node.tag not in _REASONING_TAGS:
+                return max(node.start - offset, 0) if reasoning_end is None or node.start >= reasoning_end else None
+            reasoning_end = node.end
+        if partial and result.need_more_input:
+            return None
+        return len(text) if reasoning_end is not None else 0
 
     def stream(self) -> StreamParser:
         """A new :class:`StreamParser` for one model reply."""
