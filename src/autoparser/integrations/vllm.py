@@ -352,7 +352,7 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
         )
         message = params.parse(model_output)
         self.reply.full = (model_output, message)
-        if tool_part is None and self._peer("tool_parser") is None:
+        if self._alone():
             return message.reasoning_content or None, message.content or None
         end = params.reasoning_end(model_output) or 0
         return message.reasoning_content or None, model_output[end:] or None
@@ -407,7 +407,7 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
         if rest is None:
             return DeltaMessage(**{_REASONING_FIELD: reasoning}) if reasoning else None
         tool_part = self._tool_part()
-        if tool_part is None and self._peer("tool_parser") is None:
+        if self._alone():
             # No tool parser follows: this part reports the content itself, to the end of the reply.
             return _delta_message(MessageDelta(rest.content, reasoning))
         self._ended = True
@@ -424,6 +424,10 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
         if reasoning:
             fields[_REASONING_FIELD] = reasoning
         return DeltaMessage(**fields) if fields else None
+
+    def _alone(self) -> bool:
+        """Whether no tool parser follows (known only inside a vLLM ``Parser``; otherwise one may)."""
+        return self._owner is not None and self._peer("tool_parser") is None
 
     def _tool_part(self) -> AutoparserToolParser | None:
         peer = self._peer("tool_parser")

@@ -1,0 +1,204 @@
+"""Driving real vLLM the way its chat serving does, with a tokenizer built here (no downloads).
+
+* :func:`tokenizer_for` trains a small byte-level BPE on the texts of a template's cases, with the template's
+  markers as added special tokens (as real chat models have them), saves it with the chat template as a
+  transformers tokenizer directory and loads it through vLLM's own ``get_tokenizer``.
+* :func:`make_parser` composes the per-request ``Parser`` exactly as vLLM's serving does
+  (``ParserManager.get_parser`` with the plugin's names, constructed with the request's tools and
+  ``chat_template_kwargs``), after running the request through ``adjust_request`` as vLLM's renderer does.
+* :func:`complete` and :func:`stream` call it as ``chat_completion`` serving does: ``parse`` for a complete
+  reply; ``parse_delta`` per detokenized step with the prompt's token ids and ``finished`` on the last step.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.parser import ParserManager
+from vllm.tokenizers import get_tokenizer
+
+from autoparser import ChatTemplate
+
+_MARKUP = re.compile(r"^(<[^<>\s]*>|\[[A-Z_/]+\]|<\|[^|]*\|>|<｜[^｜]*｜>)$")
+_FILLER = (
+    'The quick brown fox jumps over the lazy dog. {"city": "Paris", "n": 42, "ok": true} '
+    "Let me think about this step by step.\n\nHello, world! What's up? 3.14 [1, 2, 3] <> </> = ; : ' \" \\n"
+)
+
+
+def markers_of(template: ChatTemplate, extra: Sequence[str] = ()) -> list[str]:
+    """The markup tokens a model of this template would have as added tokens (whole tags only)."""
+    analysis = template.analysis
+    fmt = analysis.tools.format
+    candidates = {
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        *analysis.preserved_tokens,
+        *extra,
+    }
+    return sorted({c.strip() for c in candidates if c and _MARKUP.match(c.strip())}, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=128)
+def tokenizer_for(template_name: str, corpus: tuple[str, ...], extra_markers: tuple[str, ...] = ()) -> Any:
+    """vLLM's tokenizer for a BPE trained on ``corpus`` with the template's markers as special tokens."""
+    template = ChatTemplate.load(template_name)
+    markers = markers_of(template, extra_markers)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, special_tokens=markers, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator([*corpus, _FILLER], trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=bpe)
+    fast.chat_template = template.source
+    directory = Path(tempfile.mkdtemp(prefix="autoparser-tok-"))
+    fast.save_pretrained(directory)
+    return get_tokenizer(str(directory))
+
+
+def request_for(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: Any = None,
+    **fields: Any,
+) -> ChatCompletionRequest:
+    body: dict[str, Any] = {"model": "local", "messages": messages, **fields}
+    if tools:
+        body["tools"] = tools
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    return ChatCompletionRequest.model_validate(body)
+
+
+def make_parser(tokenizer: Any, request: ChatCompletionRequest, *, tools: bool = True, reasoning: bool = True) -> Any:
+    """The per-request vLLM ``Parser`` for the plugin (``tools``/``reasoning``: which of its parts are on)."""
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name="autoparser" if tools else None,
+        reasoning_parser_name="autoparser" if reasoning else None,
+        enable_auto_tools=tools,
+        tokenizer=tokenizer,
+    )
+    kwargs = request.chat_template_kwargs or {}
+    # The renderer adjusts the request with a parser of its own, then serving builds the one that parses.
+    parser_cls(tokenizer, request.tools, model_config=None, chat_template_kwargs=kwargs).adjust_request(request)
+    return parser_cls(tokenizer, request.tools, chat_template_kwargs=kwargs, model_config=None)
+
+
+def prompt_ids(tokenizer: Any, request: ChatCompletionRequest) -> list[int]:
+    """The prompt, rendered with the tokenizer's template (as transformers renders it, plus the date variables
+    serving stacks pass) and tokenized."""
+    if not tokenizer.chat_template:
+        return tokenizer.encode("User: hi\nAssistant:", add_special_tokens=False)
+    template = ChatTemplate(tokenizer.chat_template)
+    rendered = template.apply(
+        request.messages,
+        [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else None,
+        chat_template_kwargs=request.chat_template_kwargs,
+    ).prompt
+    return tokenizer.encode(rendered, add_special_tokens=False)
+
+
+@dataclass
+class Reply:
+    """A reply as an OpenAI client assembles it from what vLLM returned."""
+
+    content: str = ""
+    reasoning: str = ""
+    calls: list[dict[str, str]] = field(default_factory=list)
+    protocol_errors: list[str] = field(default_factory=list)
+
+
+def complete(tokenizer: Any, request: ChatCompletionRequest, text: str, **parts: bool) -> Reply:
+    """A non-streaming reply, parsed as ``chat_completion_full_generator`` does."""
+    parser = make_parser(tokenizer, request, **parts)
+    request.resolve_reasoning_ended(parser, prompt_ids(tokenizer, request))
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    reasoning, content, calls = parser.parse(
+        text, request, enable_auto_tools=parts.get("tools", True), model_output_token_ids=ids
+    )
+    reply = Reply(content or "", reasoning or "")
+    for call in calls or []:
+        reply.calls.append({"id": call.id or "", "name": call.name, "arguments": call.arguments})
+    return reply
+
+
+def detokenized_steps(tokenizer: Any, text: str, tokens_per_step: Sequence[int] = (1,)) -> list[tuple[str, list[int]]]:
+    """The text the detokenizer emits per step (a step holds back a cut UTF-8 character), with its token ids."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    steps: list[tuple[str, list[int]]] = []
+    emitted = ""
+    at = 0
+    size_index = 0
+    while at < len(ids):
+        size = tokens_per_step[size_index % len(tokens_per_step)]
+        size_index += 1
+        chunk = ids[at : at + size]
+        at += len(chunk)
+        decoded = tokenizer.decode(ids[:at], skip_special_tokens=False)
+        if decoded.endswith("\ufffd") and at < len(ids):
+            steps.append(("", chunk))
+            continue
+        steps.append((decoded[len(emitted) :], chunk))
+        emitted = decoded
+    assert emitted == text, "the test tokenizer must round-trip the output"
+    return steps
+
+
+def stream(
+    tokenizer: Any, request: ChatCompletionRequest, text: str, tokens_per_step: Sequence[int] = (1,), **parts: bool
+) -> Reply:
+    """A streamed reply: ``parse_delta`` per detokenized step, as ``chat_completion_stream_generator`` does."""
+    parser = make_parser(tokenizer, request, **parts)
+    prompt = prompt_ids(tokenizer, request)
+    steps = detokenized_steps(tokenizer, text, tokens_per_step)
+    reply = Reply()
+    for i, (delta_text, delta_ids) in enumerate(steps):
+        delta = parser.parse_delta(
+            delta_text=delta_text,
+            delta_token_ids=delta_ids,
+            request=request,
+            prompt_token_ids=prompt,
+            finished=i == len(steps) - 1,
+        )
+        if delta is not None:
+            _accumulate(reply, delta)
+    return reply
+
+
+def _accumulate(reply: Reply, delta: Any) -> None:
+    reply.content += delta.content or ""
+    reply.reasoning += delta.reasoning or ""
+    seen = {call["index"] for call in reply.calls}
+    indices = [part.index for part in delta.tool_calls]
+    if len(indices) != len(set(indices)):
+        reply.protocol_errors.append(f"one delta carries call indices {indices}")
+    for part in delta.tool_calls:
+        function = part.function
+        if part.index not in seen:
+            if part.index != len(reply.calls):
+                reply.protocol_errors.append(f"call {part.index} arrived after {len(reply.calls)} calls")
+            if not part.id or function is None or not function.name:
+                reply.protocol_errors.append(f"call {part.index}'s first delta lacks its id or name")
+            reply.calls.append({"index": part.index, "id": part.id or "", "name": function.name or "", "arguments": ""})
+            seen.add(part.index)
+        elif part.id is not None or (function is not None and function.name is not None):
+            reply.protocol_errors.append(f"call {part.index} got its id or name again")
+        if function is not None and function.arguments:
+            reply.calls[part.index]["arguments"] += function.arguments
