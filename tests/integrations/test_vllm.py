@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("vllm", reason="vLLM is not installed here; .ci/run runs these tests in its own vLLM venv")
 
-from autoparser import ChatMessage, ChatTemplate  # noqa: E402
-from autoparser.integrations import vllm as plugin  # noqa: E402
+from autoparser import ChatMessage, ChatTemplate
+from autoparser.integrations import vllm as plugin
 
-from ..generate.corpus import CASES  # noqa: E402
-from . import vllm_support as vs  # noqa: E402
+from ..generate.corpus import CASES
+from . import vllm_support as vs
 
 PLUGIN_FILE = Path(plugin.__file__).with_name("vllm_plugin.py")
 
