@@ -188,18 +188,18 @@ class ChatTemplate(JinjaChatTemplate):
         context = {**self._serving_context(tool_list), **extra}
         prompts: list[tuple[str, bool]] = []
         for thinking in (True, False):
-            renders = []
-            for generation in (False, True):
+            # The request's tools first; a template that cannot render them (a missing description) still has
+            # its generation prompt without them.
+            for tried in (tool_list, None, []) if tool_list else (None, []):
                 try:
-                    renders.append(
-                        self.render(
-                            probe, tool_list, add_generation_prompt=generation, enable_thinking=thinking, **context
-                        )
+                    without, with_prompt = (
+                        self.render(probe, tried, add_generation_prompt=g, enable_thinking=thinking, **context)
+                        for g in (False, True)
                     )
                 except TemplateError:
-                    break
-            if len(renders) == 2:
-                prompts.append((renders[1][common_prefix_len(*renders) :], thinking))
+                    continue
+                prompts.append((with_prompt[common_prefix_len(without, with_prompt) :], thinking))
+                break
         if len(_GENERATION_PROMPTS) >= 256:
             _GENERATION_PROMPTS.clear()
         _GENERATION_PROMPTS[(self.source, key)] = prompts
