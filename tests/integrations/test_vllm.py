@@ -271,15 +271,16 @@ def test_special_token_markers_are_kept_by_the_detokenizer() -> None:
     assert not request.skip_special_tokens
 
 
-def test_a_tokenizer_without_a_chat_template_passes_text_through() -> None:
+@pytest.mark.parametrize("mode", ["complete", "token"])
+def test_a_tokenizer_without_a_chat_template_passes_text_through(mode: str) -> None:
     tokenizer = _qwen()
     source = tokenizer.chat_template
     try:
         tokenizer.chat_template = None
         request = vs.request_for(ASK, [WEATHER])
         text = "Just text " + QWEN_CALL
-        reply = vs.stream(tokenizer, request, text)
-        assert reply.content == text and not reply.calls
+        reply = _run(mode, tokenizer, request, text)
+        assert reply.content == text and not reply.calls and not reply.reasoning
     finally:
         tokenizer.chat_template = source
 

@@ -314,11 +314,11 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         """Whether text generated after ``input_ids`` (a prompt) starts past the reasoning: the prompt's
         generation prompt closed a block (thinking off), or the template has no reasoning at all."""
-        if not self._end:
-            return True
         prompt = self._decode(input_ids)
         if self.reply.prompt is None:
             self.reply.prompt = prompt
+        if not self._end:
+            return True
         template = self._template()
         if template is None:
             return True
@@ -347,6 +347,8 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         tool_part = self._tool_part()
         shape = request_shape(request) if tool_part is not None else {**request_shape(request), "tools": []}
+        if self._template(request) is None:
+            return None, model_output
         params = self._params(
             shape, self._kwargs_for(request), prompt=self.reply.prompt, request=request, content_only=False
         )
@@ -481,6 +483,8 @@ class AutoparserToolParser(_Part, ToolParser):
         full = reasoning_part.reply.full if reasoning_part is not None else None
         if full is not None:
             message = full[1]
+        elif self._template(request) is None:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         else:
             params = self._params(
                 request_shape(request), self._kwargs_for(request), prompt=None, request=request, content_only=True
