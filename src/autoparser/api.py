@@ -132,14 +132,16 @@ class ChatTemplate(JinjaChatTemplate):
         self,
         prompt: str,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: str = "auto",
+        tool_choice: str | Mapping[str, Any] = "auto",
         parallel_tool_calls: bool = False,
-        reasoning_format: str = "none",
+        reasoning_format: str = "auto",
         enable_thinking: bool | None = None,
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
+        undeclared_tools: str = "call",
     ) -> ChatParams:
-        """The parser for the reply to a ``prompt`` that was rendered elsewhere (by a serving stack, say).
+        """The parser for the reply to a ``prompt`` that was rendered elsewhere (by a serving stack, say); the
+        arguments mean what they mean for :meth:`apply`.
 
         Only the end of the prompt shapes the parser: the generation prompt, found as the longest of this
         template's generation prompts (thinking on and off, with ``chat_template_kwargs``) that ends ``prompt``.
@@ -161,14 +163,16 @@ class ChatTemplate(JinjaChatTemplate):
             generation_prompt, thinking = "", True
             if prompt:
                 warnings.append("the prompt does not end with this template's generation prompt")
+        choice, specs = _named_tool_choice(tool_choice, normalize_tools(tools))
         request = ParseRequest(
             generation_prompt=generation_prompt,
-            tools=normalize_tools(tools),
-            tool_choice=tool_choice,
+            tools=specs,
+            tool_choice=choice,
             parallel_tool_calls=parallel_tool_calls,
             reasoning_format=reasoning_format,
             enable_thinking=thinking if enable_thinking is None else enable_thinking,
             json_schema=json.dumps(json_schema, sort_keys=True) if json_schema else None,
+            undeclared_tools=undeclared_tools,
         )
         generated, grammar, build_warnings = _build(self.analysis, request)
         return ChatParams(

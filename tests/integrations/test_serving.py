@@ -68,10 +68,14 @@ def test_params_for_a_prompt_rendered_elsewhere_parse_as_apply(name: str, kwargs
 
 
 def test_a_prompt_without_a_generation_prompt_is_warned_about() -> None:
-    params = ChatTemplate.load("Qwen3.5-4B").params_for_prompt("<|im_start|>user\nhi<|im_end|>\n")
+    tmpl = ChatTemplate.load("Qwen3.5-4B")
+    params = tmpl.params_for_prompt("<|im_start|>user\nhi<|im_end|>\n", reasoning_format="none")
     assert params.generation_prompt == ""
     assert params.warnings == ("the prompt does not end with this template's generation prompt",)
-    assert params.parse("<think>a</think>b").content == "<think>a</think>b"  # reasoning_format defaults to none
+    assert params.parse("<think>a</think>b").content == "<think>a</think>b"
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    required = tmpl.params_for_prompt("", tools=[WEATHER], tool_choice=named)
+    assert required.parse("Hi").warnings  # a call was required
 
 
 # --- ChatParams.reasoning_end ----------------------------------------------------------------------------------------
