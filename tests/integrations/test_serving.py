@@ -199,9 +199,10 @@ def test_marker_ids() -> None:
     assert ids.ended([1, 5, 2, 3, 7])
     assert not ids.ended([1, 2, 3, 1, 4])  # a block opened again
     assert ids.after_end([1, 5, 2, 3, 7, 8]) == [7, 8] and ids.after_end([1, 5]) == []
+    assert ids.reasoning_tokens([1, 5, 6, 2, 3, 7]) == 3 and ids.reasoning_tokens([1, 5]) == 0
     assert ids.ended_within([1, 5, 5, 2, 3], 1) and not ids.ended_within([1, 2, 3, 5, 5, 5], 2)
     assert MarkerIds.of(lambda text: 1 / 0, "<a>", "").end == ()  # a tokenizer that cannot encode: checks off
-    assert not MarkerIds().ended_within([1, 2], 1)
+    assert not MarkerIds().ended_within([1, 2], 1) and MarkerIds().reasoning_tokens([1, 2]) == 0
 
 
 class _Tokenizer:

@@ -264,6 +264,15 @@ def test_required_and_named_tool_choice_hand_vllm_a_grammar_it_accepts() -> None
         assert [c["name"] for c in reply.calls] == [tool]
 
 
+def test_usage_counts_the_reasoning_tokens() -> None:
+    text = "Let me think it over.\n</think>\n\nSunny."
+    tokenizer = _qwen(text)
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    parser = vs.make_parser(tokenizer, vs.request_for(ASK))
+    end = tokenizer.convert_tokens_to_ids("</think>")
+    assert parser.count_reasoning_tokens(ids) == ids.index(end) > 0
+
+
 def test_special_token_markers_are_kept_by_the_detokenizer() -> None:
     request = vs.request_for(ASK, [WEATHER])
     assert request.skip_special_tokens

@@ -244,6 +244,17 @@ class MarkerIds:
         window = list(ids[max(len(ids) - tail - len(self.end) + 1, 0) :])
         return self.ended(window)
 
+    def reasoning_tokens(self, ids: Sequence[int]) -> int:
+        """How many ids come before the first end marker (0 when there is none)."""
+        n = len(self.end)
+        if not n:
+            return 0
+        first = self.end[0]
+        for at in range(len(ids) - n + 1):
+            if ids[at] == first and tuple(ids[at : at + n]) == self.end:
+                return at
+        return 0
+
     def after_end(self, ids: Sequence[int]) -> list[int]:
         """The ids after the last end marker ([] when there is none)."""
         end = _rfind(ids, self.end)

@@ -42,7 +42,7 @@ from ..message import ChatMessage, MessageDelta
 from ..params import ChatParams
 from .serving import MarkerIds, ReplySession, canonical, merge_deltas, split_reasoning, template_for
 
-try:  # vLLM >= 0.11 moved the parser packages out of the OpenAI entrypoint
+try:  # where vLLM 0.32 keeps them; older releases kept the parsers under entrypoints.openai
     from vllm.tool_parsers import ToolParser, ToolParserManager
 except ImportError:  # pragma: no cover - older vLLM
     from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager  # type: ignore[no-redef]
@@ -72,7 +72,7 @@ except ImportError:  # pragma: no cover - older vLLM
         ToolCall,
     )
 
-try:  # the per-request parser that composes a reasoning and a tool parser (vLLM 0.2x and later)
+try:  # the per-request parser that composes a reasoning and a tool parser (vLLM 0.32 has it)
     from vllm.parser.abstract_parser import Parser as _VllmParser
 except ImportError:  # pragma: no cover - older vLLM: the two parts work alone
     _VllmParser = None
@@ -164,7 +164,7 @@ class _Reply:
 def _owner() -> Any:
     """The vLLM ``Parser`` whose ``__init__`` is constructing the caller (None outside one).
 
-    vLLM (0.2x and later) builds one ``Parser`` per request and choice, which constructs its reasoning and tool
+    vLLM (0.32) builds one ``Parser`` per request and choice, which constructs its reasoning and tool
     parsers one after the other; finding it lets the two parts of the same request find each other."""
     frame = sys._getframe(2)
     for _ in range(6):
@@ -255,14 +255,14 @@ def _special_tokens(tokenizer: Any) -> set[str]:
     return tokens
 
 
-def _delta_message(delta: MessageDelta | None, *, reasoning: bool = True, content: bool = True) -> Any:
+def _delta_message(delta: MessageDelta | None) -> Any:
     """A vLLM ``DeltaMessage`` for ``delta`` (None when it adds nothing)."""
     if delta is None:
         return None
     fields: dict[str, Any] = {}
-    if content and delta.content:
+    if delta.content:
         fields["content"] = delta.content
-    if reasoning and delta.reasoning_content:
+    if delta.reasoning_content:
         fields[_REASONING_FIELD] = delta.reasoning_content
     if delta.tool_calls:
         fields["tool_calls"] = [
@@ -290,7 +290,7 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         try:
             super().__init__(tokenizer, *args, **kwargs)
-        except TypeError:  # vLLM before the constructor took keyword arguments
+        except TypeError:  # an older vLLM whose constructor takes only the tokenizer
             super().__init__(tokenizer)
         self._setup(tokenizer, kwargs.get("chat_template_kwargs"))
         self.reply = _Reply()
@@ -334,6 +334,10 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         return self._marker_ids.after_end(input_ids)
 
+    def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """Tokens before the first reasoning end marker (usage's reasoning_tokens); 0 without one."""
+        return self._marker_ids.reasoning_tokens(token_ids)
+
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         if self.reply.prompt is None:
             self.reply.prompt = self._decode(prompt_token_ids)
@@ -359,7 +363,7 @@ class AutoparserReasoningParser(_Part, ReasoningParser):
         end = params.reasoning_end(model_output) or 0
         return message.reasoning_content or None, model_output[end:] or None
 
-    extract_reasoning_content = extract_reasoning  # the name before vLLM 0.11
+    extract_reasoning_content = extract_reasoning  # the method's name in older vLLM
 
     # -- streaming
 
@@ -580,7 +584,7 @@ class AutoparserToolParser(_Part, ToolParser):
 
 
 def _require_grammar(request: Any, params: ChatParams) -> None:
-    """Put the reply grammar where the installed vLLM reads it (``structured_outputs`` since 0.11; before,
+    """Put the reply grammar where the installed vLLM reads it (``structured_outputs`` in vLLM 0.32; older releases read
     ``guided_grammar``). Lark (llguidance) keeps the JSON-schema parts exact; GBNF is the fallback."""
     grammar = params.lark_grammar
     if grammar and not grammar.lstrip().startswith("%llguidance"):
