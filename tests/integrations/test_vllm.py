@@ -219,6 +219,19 @@ def test_tool_parser_alone_leaves_reasoning_markup_in_the_content(mode: str) -> 
     assert [(c["name"], json.loads(c["arguments"])) for c in reply.calls] == [("get_weather", {"city": "Paris"})]
 
 
+@pytest.mark.parametrize("mode", ["complete", "token", "chunks"])
+def test_tool_parser_after_another_reasoning_parser_reads_the_text_it_is_handed(mode: str) -> None:
+    # vLLM's own deepseek_r1 parser splits off the reasoning; the tool part reads content and calls from the rest.
+    text = "Let me see.\n</think>\n\nSure.\n" + QWEN_CALL + "<"
+    reply = _run(mode, _qwen(text), vs.request_for(ASK, [WEATHER]), text, reasoning="deepseek_r1")
+    want = _qwen_params().parse(text)
+    assert reply.reasoning.strip() == want.reasoning_content
+    assert (reply.content, [(c["name"], c["arguments"]) for c in reply.calls]) == (
+        want.content,
+        [(c.name, c.arguments) for c in want.tool_calls],
+    )
+
+
 @pytest.mark.parametrize("mode", ["complete", "token"])
 def test_reasoning_parser_alone_reports_the_content(mode: str) -> None:
     text = "Hmm.\n</think>\n\nIt is sunny in Paris."
@@ -294,7 +307,7 @@ def test_a_tokenizer_without_a_chat_template_passes_text_through(mode: str) -> N
         tokenizer.chat_template = source
 
 
-def _run(mode: str, tokenizer: Any, request: Any, text: str, **parts: bool) -> vs.Reply:
+def _run(mode: str, tokenizer: Any, request: Any, text: str, **parts: Any) -> vs.Reply:
     if mode == "complete":
         reply = vs.complete(tokenizer, request, text, **parts)
         for call in reply.calls:

@@ -87,11 +87,14 @@ def request_for(
     return ChatCompletionRequest.model_validate(body)
 
 
-def make_parser(tokenizer: Any, request: ChatCompletionRequest, *, tools: bool = True, reasoning: bool = True) -> Any:
-    """The per-request vLLM ``Parser`` for the plugin (``tools``/``reasoning``: which of its parts are on)."""
+def make_parser(
+    tokenizer: Any, request: ChatCompletionRequest, *, tools: bool = True, reasoning: bool | str = True
+) -> Any:
+    """The per-request vLLM ``Parser`` for the plugin (``tools``/``reasoning``: which of its parts are on; a
+    string ``reasoning`` names another reasoning parser of vLLM's)."""
     parser_cls = ParserManager.get_parser(
         tool_parser_name="autoparser" if tools else None,
-        reasoning_parser_name="autoparser" if reasoning else None,
+        reasoning_parser_name=reasoning if isinstance(reasoning, str) else "autoparser" if reasoning else None,
         enable_auto_tools=tools,
         tokenizer=tokenizer,
     )
@@ -125,7 +128,7 @@ class Reply:
     protocol_errors: list[str] = field(default_factory=list)
 
 
-def complete(tokenizer: Any, request: ChatCompletionRequest, text: str, **parts: bool) -> Reply:
+def complete(tokenizer: Any, request: ChatCompletionRequest, text: str, **parts: Any) -> Reply:
     """A non-streaming reply, parsed as ``chat_completion_full_generator`` does."""
     parser = make_parser(tokenizer, request, **parts)
     request.resolve_reasoning_ended(parser, prompt_ids(tokenizer, request))
@@ -162,7 +165,7 @@ def detokenized_steps(tokenizer: Any, text: str, tokens_per_step: Sequence[int] 
 
 
 def stream(
-    tokenizer: Any, request: ChatCompletionRequest, text: str, tokens_per_step: Sequence[int] = (1,), **parts: bool
+    tokenizer: Any, request: ChatCompletionRequest, text: str, tokens_per_step: Sequence[int] = (1,), **parts: Any
 ) -> Reply:
     """A streamed reply: ``parse_delta`` per detokenized step, as ``chat_completion_stream_generator`` does."""
     parser = make_parser(tokenizer, request, **parts)
