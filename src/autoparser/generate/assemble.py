@@ -148,7 +148,10 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
                 looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
         # Where no call starts, the text is content, together with the text after it (one item, not one per start).
-        items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + text_run))
+        # A run of brackets goes with it, all but the last (which may still open a call list: `[[{"name": ...`), so
+        # `[[[[` is not one item per bracket.
+        run = p.zero_or_more(p.literal(bare) + p.peek(bare)) if bare in ("{", "[") else p.eps()
+        items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + run + text_run))
     body = p.zero_or_more(p.choice(*items))
     # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
     marked = [s for s in stops if s not in ("{", "[", *_BARE_STARTS, *dropped_stops)]
