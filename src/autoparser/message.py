@@ -33,11 +33,18 @@ def new_call_id(id_format: str = "openai") -> str:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call. ``arguments`` is JSON text; ``id`` is ``""`` when the model wrote none."""
+    """One tool call. ``arguments`` is JSON text.
+
+    ``id`` is the id the model wrote, or one generated for this reply (``id_generated``) in the format the
+    template accepts (:func:`new_call_id`): OpenAI clients reject empty ids, and the next turn's render must
+    accept them. Equality ignores ``id_generated`` (it is not part of the wire form); two parses of one output
+    generate different ids, so compare generated ids by shape, not value.
+    """
 
     name: str
     arguments: str = "{}"
     id: str = ""
+    id_generated: bool = field(default=False, compare=False)
 
     def to_openai(self) -> dict[str, Any]:
         return {"type": "function", "id": self.id, "function": {"name": self.name, "arguments": self.arguments}}

@@ -46,12 +46,16 @@ class Judged:
 
 
 def judged(message: ChatMessage, *, stream_ids: bool = False, output: str = "") -> Judged:
-    """``stream_ids``: the message comes from a stream, which gives every call an id; an id that is not in the
-    model's ``output`` was generated for a call the model gave none (the corpus expects "" there)."""
+    """The message as the corpus judges it. Ids generated for calls the model wrote without one are judged as ""
+    (what the corpus expects there) once they are checked to be non-empty and unique. ``stream_ids``: the message
+    was accumulated from stream deltas, which do not say which ids were generated; an id that is not in the
+    model's ``output`` was."""
+    ids = [call.id for call in message.tool_calls]
+    assert all(ids) and len(set(ids)) == len(ids), f"call ids must be non-empty and unique: {ids}"
     calls = []
     for call in message.tool_calls:
         call_id = call.id
-        if stream_ids and call_id not in output:
+        if call.id_generated or (stream_ids and call_id not in output):
             call_id = ""
         calls.append((call.name, canonical_json(call.arguments), call_id))
     return Judged(message.content.strip(_ASCII_SPACE), message.reasoning_content.strip(_ASCII_SPACE), tuple(calls))

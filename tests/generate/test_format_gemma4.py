@@ -18,6 +18,7 @@ from autoparser.generate.grammar import Trigger
 from autoparser.message import ToolCall, apply_deltas
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from ..support.ids import as_written
 from .helpers import check_cut_call
 
 TEMPLATES = ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved")
@@ -234,7 +235,7 @@ def test_parallel_calls_with_reasoning_and_content(template: str) -> None:
     message = chat(template).parse(REALISTIC)
     assert message.reasoning_content == "The user wants Paris and a 3-day forecast for Tokyo.\nTwo calls."
     assert message.content == "Let me look that up."
-    assert message.tool_calls == REALISTIC_CALLS
+    assert as_written(message) == REALISTIC_CALLS
     assert message.warnings == ()
 
 
@@ -281,24 +282,24 @@ def test_truncated_call_at_the_end() -> None:
     text = "Checking. " + call("get_weather", f"{{city:{Q}Par", end=False)
     params = chat()
     final = check_cut_call(params, text, "get_weather", '{"city": "Paris"}')
-    assert final.tool_calls == (ToolCall("get_weather", f"{{city:{Q}Par"),)  # as far as it got, as written
+    assert as_written(final) == (ToolCall("get_weather", f"{{city:{Q}Par"),)  # as far as it got, as written
     assert final.content == "Checking."
     assert final.warnings
     partial = params.parse(text, partial=True)
     assert partial.content == "Checking."
-    assert partial.tool_calls == (ToolCall("get_weather", ""),)  # the name is known, the arguments are not yet
+    assert as_written(partial) == (ToolCall("get_weather", ""),)  # the name is known, the arguments are not yet
 
 
 def test_call_without_end_marker_at_the_end_of_a_complete_output() -> None:
     message = chat().parse(call("get_weather", f"{{city:{Q}Rome{Q}}}", end=False))
-    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Rome"}'),)
+    assert as_written(message) == (ToolCall("get_weather", '{"city": "Rome"}'),)
 
 
 def test_unknown_tool_name() -> None:
     text = "Hmm. " + call("get_time", f"{{city:{Q}Rome{Q}}}") + " Then " + call("get_weather", f"{{city:{Q}Rome{Q}}}")
     message = chat(undeclared_tools="content").parse(text)
     assert message.content == "Hmm. " + call("get_time", f"{{city:{Q}Rome{Q}}}") + " Then"
-    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Rome"}'),)
+    assert as_written(message) == (ToolCall("get_weather", '{"city": "Rome"}'),)
     assert len(message.warnings) == 1
     assert "<|tool_call>" in message.warnings[0].message
 
@@ -307,7 +308,7 @@ def test_name_prefix_of_a_longer_name() -> None:
     params = chat()
     assert params.parse("<|tool_call>call:get_weather", partial=True).tool_calls == ()
     text = call("get_weather_forecast", "{days:2}")
-    assert params.parse(text).tool_calls == (ToolCall("get_weather_forecast", '{"days": 2}'),)
+    assert as_written(params.parse(text)) == (ToolCall("get_weather_forecast", '{"days": 2}'),)
 
 
 def test_tools_disabled_leave_calls_in_content() -> None:
@@ -336,7 +337,7 @@ def test_unclosed_reasoning_stops_at_a_call() -> None:
     text = "<|channel>thought\nI should call it " + call("get_weather", f"{{city:{Q}Rome{Q}}}")
     message = chat().parse(text)
     assert message.reasoning_content == "I should call it"
-    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Rome"}'),)
+    assert as_written(message) == (ToolCall("get_weather", '{"city": "Rome"}'),)
     assert chat(tools=None).parse("<|channel>thought\nstill thinking").reasoning_content == "still thinking"
 
 
@@ -398,9 +399,9 @@ def test_arguments_arrive_when_the_call_is_complete() -> None:
     assert params.parse(text[: text.index("{")], partial=True).tool_calls == ()  # `{` settles the name
     for end in range(text.index("{") + 1, cut + len("<tool_call|>")):
         partial = params.parse(text[:end], partial=True)
-        assert partial.tool_calls == (ToolCall("get_weather_forecast", ""),)
+        assert as_written(partial) == (ToolCall("get_weather_forecast", ""),)
     done = params.parse(text, partial=True)
-    assert done.tool_calls == (ToolCall("get_weather_forecast", '{"city": "Oslo", "days": 4}'),)
+    assert as_written(done) == (ToolCall("get_weather_forecast", '{"city": "Oslo", "days": 4}'),)
 
 
 # --- grammar ---------------------------------------------------------------------------------------------------------

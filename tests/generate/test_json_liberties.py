@@ -19,6 +19,7 @@ import pytest
 from autoparser import ChatMessage, ChatParams, ChatTemplate
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
+from ..support.ids import generated_ids_ok
 from ..support.outputs import chat, markers, render_calls
 
 PARIS = ("get_weather", {"city": "Paris", "days": 2})
@@ -257,7 +258,7 @@ def test_id_before_or_after_the_arguments(template: str, first: bool) -> None:
 def test_missing_optional_id(template: str) -> None:
     text = _rewrite(template, [_envelope(template, PARIS)])
     parsed = _check(chat(template), text, [PARIS], content=_outside(template))
-    assert not parsed.tool_calls[0].id
+    assert parsed.tool_calls[0].id_generated and generated_ids_ok(parsed, template), parsed.tool_calls
 
 
 # --- 3. one object or a list ---------------------------------------------------------------------------------------

@@ -45,9 +45,23 @@ class Failure:
 def kept_text(message: ChatMessage) -> str:
     """Everything a parse kept: content, reasoning, call names, arguments and model-written ids, warnings."""
     parts = [message.content, message.reasoning_content]
-    parts += [c.name + "\x00" + c.arguments + "\x00" + c.id for c in message.tool_calls]
+    parts += [c.name + "\x00" + c.arguments + "\x00" + ("" if c.id_generated else c.id) for c in message.tool_calls]
     parts += [w.message for w in message.warnings]
     return "\x00".join(parts)
+
+
+def id_failures(message: ChatMessage, generated: Sequence[bool] | None = None) -> list[Failure]:
+    """One reply, one set of ids: every call has one, and a generated one is unlike every other id of the reply
+    (ids the model wrote are kept as written, repeated or not). ``generated`` says which calls' ids were generated
+    when the message does not (one accumulated from stream deltas)."""
+    ids = [call.id for call in message.tool_calls]
+    if generated is None:
+        generated = [call.id_generated for call in message.tool_calls]
+    failures = [Failure("P3", f"call {i} has no id") for i, call_id in enumerate(ids) if not call_id]
+    for index, call_id in enumerate(ids):
+        if index < len(generated) and generated[index] and ids.count(call_id) > 1:
+            failures.append(Failure("P3", f"generated id {call_id!r} of call {index} is not unique"))
+    return failures
 
 
 def _crash(where: str, error: BaseException) -> Failure:
@@ -202,8 +216,9 @@ def _compare(got: ChatMessage, want: ChatMessage) -> list[Failure]:
     want_calls = [(c.name, c.arguments) for c in want.tool_calls]
     if got_calls != want_calls:
         failures.append(Failure("P3", f"calls {got_calls!r:.300} != parse {want_calls!r:.300}"))
+    failures += id_failures(got, [call.id_generated for call in want.tool_calls]) + id_failures(want)
     for index, (mine, theirs) in enumerate(zip(got.tool_calls, want.tool_calls, strict=False)):
-        if theirs.id and mine.id != theirs.id:
+        if not theirs.id_generated and mine.id != theirs.id:
             failures.append(Failure("P3", f"call {index} id {mine.id!r} != parse {theirs.id!r}"))
     got_warnings = sorted((w.position, w.message) for w in got.warnings)
     want_warnings = sorted((w.position, w.message) for w in want.warnings)

@@ -136,7 +136,7 @@ def _json_value(text: str) -> Any:
 
 
 def read_autoparser(message: ChatMessage) -> Reading:
-    calls = tuple((c.name, _json_value(c.arguments), c.id) for c in message.tool_calls)
+    calls = tuple((c.name, _json_value(c.arguments), "" if c.id_generated else c.id) for c in message.tool_calls)
     return Reading(message.content.strip(_WS), message.reasoning_content.strip(_WS), calls)
 
 

@@ -53,10 +53,21 @@ def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False
         warning = ParseWarning(0, "the output could not be parsed; it was kept as content")
         return ChatMessage(content=text.strip(WHITESPACE), warnings=(warning,))
     offset = len(generated.prefill)
-    message = map_raw(result, offset, generated.id_position, generated.convert_args)[0]
+    message = _with_ids(map_raw(result, offset, generated.id_position, generated.convert_args)[0], generated.id_format)
     if partial:
         return message
     return _request_warnings(generated, message, len(text))
+
+
+def _with_ids(message: ChatMessage, id_format: str) -> ChatMessage:
+    """Give every call the model wrote without an id a fresh one (one reply, one set of ids; see ToolCall)."""
+    if all(call.id for call in message.tool_calls):
+        return message
+    calls = tuple(
+        call if call.id else dataclasses.replace(call, id=new_call_id(id_format), id_generated=True)
+        for call in message.tool_calls
+    )
+    return dataclasses.replace(message, tool_calls=calls)
 
 
 def _request_warnings(generated: GeneratedParser, message: ChatMessage, end: int) -> ChatMessage:
@@ -162,6 +173,7 @@ class _CallOut:
 
     name: str
     id: str
+    id_generated: bool
     sent: int = 0  # characters of ``arguments`` sent
     arguments: _Text = dataclasses.field(default_factory=_Text)
 
@@ -216,7 +228,7 @@ class StreamParser:
     @property
     def message(self) -> ChatMessage:
         """Everything emitted so far, as one message (tool calls carry their stream ids)."""
-        calls = tuple(ToolCall(c.name, c.arguments.value, c.id) for c in self._calls)
+        calls = tuple(ToolCall(c.name, c.arguments.value, c.id, c.id_generated) for c in self._calls)
         return ChatMessage(
             "assistant", self._content.emitted.value, self._reasoning.emitted.value, calls, tuple(self._warnings)
         )
@@ -308,7 +320,7 @@ class StreamParser:
                 view = live[index - len(settled)]
                 name, call_id, text, span = view.name, view.id, view.text, view.span
             if index == len(self._calls):
-                out = _CallOut(name, call_id or new_call_id(self._generated.id_format))
+                out = _CallOut(name, call_id or new_call_id(self._generated.id_format), not call_id)
                 self._calls.append(out)
                 fragment = _rest(source, text, span, 0)
                 out.sent = len(fragment)

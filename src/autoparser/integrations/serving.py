@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import ChatTemplate
-from ..message import ChatMessage, MessageDelta, ToolCallDelta, apply_deltas, new_call_id
+from ..message import ChatMessage, MessageDelta, ToolCallDelta, apply_deltas
 from ..params import ChatParams
 from ..template.chat_template import bundled_templates
 
@@ -156,7 +156,7 @@ class _Sent:
                 else:
                     _log.warning("autoparser: call %d was sent as %r, the reparse reads %r", index, name, call.name)
             else:
-                parts.append(ToolCallDelta(index, call.id or new_call_id(), call.name, call.arguments))
+                parts.append(ToolCallDelta(index, call.id, call.name, call.arguments))
         return merge_deltas([MessageDelta(content, reasoning, tuple(parts))])
 
 

@@ -496,7 +496,7 @@ class AutoparserToolParser(_Part, ToolParser):
             message = params.parse(model_output)
         calls = [
             ToolCall(
-                **({"id": call.id} if call.id else {}),
+                id=call.id,  # the model's, or generated in the template's format (never vLLM's own)
                 type="function",
                 function=FunctionCall(name=call.name, arguments=call.arguments),
             )
