@@ -181,8 +181,21 @@ def test_grammar_command_prints_lark(capsys: pytest.CaptureFixture[str]) -> None
     tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
     assert cli.main(["grammar", "Qwen3.5-4B", "--tools", tools, "--format", "lark", "--tool-choice", "required"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("start: root\n") and "%json" in out and "// applies to the whole output" in out
+    assert out.startswith("%llguidance {}\nstart: root\n") and "%json" in out
+    assert "// applies to the whole output" in out
     llg.compile_lark(out)  # the whole output, comments included, is a grammar llguidance loads
+
+
+def test_grammar_command_prints_the_whole_output_grammar(capsys: pytest.CaptureFixture[str]) -> None:
+    tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
+    assert cli.main(["grammar", "Qwen3.5-4B", "--tools", tools, "--format", "lark", "--full"]) == 0
+    out = capsys.readouterr().out
+    assert "// applies to the whole output" in out and "// trigger" not in out
+    grammar = llg.compile_lark(out)
+    assert llg.matches(grammar, "Let me think.</think>\n\nHello!")  # free text: no call forced
+    assert not llg.matches(grammar, "Hello!")  # the prompt opened a reasoning block: the model closes it first
+    assert cli.main(["grammar", "Qwen3.5-4B", "--tools", tools]) == 0
+    assert "# trigger word" in capsys.readouterr().out
 
 
 def test_parse_reports_a_degraded_parser_on_stderr(

@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_argument(
         "--format", choices=["gbnf", "lark"], default="gbnf", help="dialect: gbnf (llama.cpp) or lark (llguidance)"
     )
+    grammar.add_argument(
+        "--full",
+        action="store_true",
+        help="the grammar over the whole output, for engines that apply a grammar from the first token "
+        "(vLLM/SGLang structured outputs, xgrammar); tool_choice auto otherwise gets a lazy grammar with triggers",
+    )
     return parser
 
 
@@ -413,17 +419,24 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_grammar(chat: ChatParams, dialect: str = "gbnf") -> str:
-    """The grammar (``gbnf`` or ``lark``), then as comments (``#`` in GBNF, ``//`` in Lark) one line per trigger,
-    the preserved tokens and the thinking tags, so the output stays a valid grammar file."""
-    grammar = chat.lark_grammar if dialect == "lark" else chat.grammar
+def format_grammar(chat: ChatParams, dialect: str = "gbnf", *, full: bool = False) -> str:
+    """The grammar (``gbnf`` or ``lark``; ``full``: the whole-output one), then as comments (``#`` in GBNF, ``//``
+    in Lark) one line per trigger, the preserved tokens and the thinking tags, so the output stays a valid grammar
+    file."""
+    if full:
+        grammar = chat.full_lark_grammar if dialect == "lark" else chat.full_grammar
+    else:
+        grammar = chat.lark_grammar if dialect == "lark" else chat.grammar
     comment = "//" if dialect == "lark" else "#"
     if grammar is None:
         return f"{comment} no grammar for this request (no tools, or tool_choice none)"
     lines = [grammar.rstrip("\n"), ""]
-    mode = "lazy: applies once a trigger fires" if chat.grammar_lazy else "applies to the whole output"
+    lazy = chat.grammar_lazy and not full
+    mode = "lazy: applies once a trigger fires" if lazy else "applies to the whole output"
     lines.append(f"{comment} {mode}")
-    lines += [f"{comment} trigger {t.type}: {json.dumps(t.value, ensure_ascii=False)}" for t in chat.grammar_triggers]
+    if lazy:
+        triggers = chat.grammar_triggers
+        lines += [f"{comment} trigger {t.type}: {json.dumps(t.value, ensure_ascii=False)}" for t in triggers]
     lines.append(f"{comment} preserved tokens: " + json.dumps(list(chat.preserved_tokens), ensure_ascii=False))
     if chat.thinking_end_tag:
         tags = json.dumps([chat.thinking_start_tag, chat.thinking_end_tag], ensure_ascii=False)
@@ -436,7 +449,7 @@ def _grammar(args: argparse.Namespace) -> int:
     tools = _read_json(args.tools, "--tools") if args.tools else None
     schema = _read_json(args.json_schema, "--json-schema", is_list=False) if args.json_schema else None
     chat = _apply(args, tmpl, messages=[{"role": "user", "content": "Hi"}], tools=tools, json_schema=schema)
-    print(format_grammar(chat, args.format), file=sys.stdout)
+    print(format_grammar(chat, args.format, full=args.full), file=sys.stdout)
     return 0
 
 

@@ -28,6 +28,10 @@ class ChatParams:
     Lark dialect, JSON-schema parts as ``%json``), ``grammar_lazy`` (apply it only once one of
     ``grammar_triggers`` fires), ``preserved_tokens`` (markers the tokenizer must keep whole) and the reasoning
     markers ``thinking_start_tag``/``thinking_end_tag`` (triggers inside a reasoning block must not fire).
+    Engines that apply a grammar from the first generated token (xgrammar; llguidance as vLLM and SGLang drive
+    it) take ``full_grammar`` / ``full_lark_grammar`` instead: for ``tool_choice="auto"`` the whole output (free
+    text and/or calls), otherwise the same as ``grammar`` / ``lark_grammar``. Every grammar describes the model's
+    output only, never the prompt.
     """
 
     prompt: str
@@ -50,7 +54,20 @@ class ChatParams:
         return self._grammar.lark
 
     @property
+    def full_grammar(self) -> str | None:
+        """GBNF over the whole output, usable from the first token (no trigger needed), or None: for
+        ``tool_choice="auto"`` reasoning where the template has it, free text that does not start a call, then
+        optionally the calls; for other requests the same as :attr:`grammar`."""
+        return self._grammar.full_gbnf
+
+    @property
+    def full_lark_grammar(self) -> str | None:
+        """:attr:`full_grammar` in llguidance's Lark dialect, or None."""
+        return self._grammar.full_lark
+
+    @property
     def grammar_lazy(self) -> bool:
+        """Whether :attr:`grammar` applies only once one of :attr:`grammar_triggers` fired (tool_choice auto)."""
         return self._grammar.lazy
 
     @property

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ..support.grammar_check import trigger_position, verdicts
+from ..support.grammar_check import full_verdicts, trigger_position, verdicts
 from .corpus import CASES, apply_case
 
 
@@ -31,4 +31,21 @@ def test_grammar_accepts_the_expected_output(case: dict[str, Any]) -> None:
     if chat.grammar_lazy:
         assert trigger_position(chat, chat.generation_prompt + case["input"]) >= 0, "the lazy grammar never triggers"
     result = verdicts(chat, case["input"], partial=case["is_partial"])
+    assert all(result.values()), result
+
+
+LAZY_CASES = [
+    pytest.param(c, id=c["id"])
+    for c in CASES
+    if c["expect"]["tool_calls"] and c["params"]["tool_choice"] == "auto" and not c["params"]["json_schema"]
+]
+
+
+@pytest.mark.parametrize("case", LAZY_CASES)
+def test_whole_output_grammar_accepts_the_expected_output(case: dict[str, Any]) -> None:
+    """For engines without lazy triggers: the whole output, reasoning and text before the calls included, is in
+    the language of ``full_grammar`` / ``full_lark_grammar`` (never the generation prompt)."""
+    _, chat = apply_case(case)
+    assert chat.grammar_lazy and chat.full_grammar is not None
+    result = full_verdicts(chat, case["input"], partial=case["is_partial"])
     assert all(result.values()), result

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from autoparser import peg as p
 from autoparser.peg.lark import gbnf_body_to_lark
 from tests.support import llg
+from tests.support.llg import gbnf_accepts
 
 from .test_gbnf import ACCEPTANCE, CHAT
 
@@ -46,7 +47,7 @@ class TestText:
     def test_start_rule_and_lowercase_names(self) -> None:
         parser = p.rule("Tool-Get", p.literal("a")) + p.rule("tool-get", p.literal("b"))
         lark = parser.to_lark()
-        assert lark.splitlines()[0] == "start: root"
+        assert lark.splitlines()[:2] == ["%llguidance {}", "start: root"]
         names = [line.split(":")[0] for line in lark.splitlines()]
         assert names == [n.lower() for n in names] and len(set(names)) == len(names)
         assert lark_accepts(parser, "ab") and not lark_accepts(parser, "ba")
@@ -55,14 +56,43 @@ class TestText:
         schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2}}, "required": ["n"]}
         parser = p.literal("<a>") + p.schema(p.json(), "args", schema) + "</a>"
         lark = parser.to_lark()
-        assert rule_line(lark, "args") == "args: %json " + json.dumps(schema)
+        strict = {**schema, "additionalProperties": False, "x-guidance": {"whitespace_pattern": "[ \\t\\n\\r]{0,64}"}}
+        assert rule_line(lark, "args") == "args: %json " + json.dumps(strict)
         assert lark_accepts(parser, '<a>{"n": 3}</a>')
         assert not lark_accepts(parser, '<a>{"n": 1}</a>')
         assert not lark_accepts(parser, '<a>{"m": 3}</a>')
 
+    @pytest.mark.parametrize(
+        ("schema", "text"),
+        [
+            ({"type": "object", "properties": {"n": {"type": "integer"}}}, '{"n": 1, "extra": 2}'),
+            ({"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {}}}}}, '{"o": {"b": 1}}'),
+            ({"type": "array", "items": {"type": "object", "properties": {"a": {}}}}, '[{"a": 1, "b": 2}]'),
+            ({"type": "object", "properties": {"n": {"type": "integer"}}}, '{"n":' + " " * 65 + "1}"),
+            ({"type": "array"}, "[1," + "\n" * 65 + "2]"),
+        ],
+    )
+    def test_json_is_the_language_gbnf_describes(self, schema: dict[str, object], text: str) -> None:
+        """No extra keys unless the schema allows them, no more than 64 whitespace characters between tokens: what
+        GBNF rejects, Lark rejects (llguidance would otherwise read a schema without additionalProperties as open,
+        and JSON whitespace as unbounded)."""
+        parser = p.schema(p.json(), "args", schema)
+        assert not gbnf_accepts(parser.to_gbnf(), text)
+        assert not lark_accepts(parser, text)
+        within = text.replace(" " * 65, " " * 64).replace("\n" * 65, "\n" * 64)
+        if within != text:
+            assert gbnf_accepts(parser.to_gbnf(), within) and lark_accepts(parser, within)
+
+    def test_open_objects_stay_open(self) -> None:
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": True}
+        parser = p.schema(p.json(), "args", schema)
+        text = '{"n": 1, "extra": 2}'
+        assert gbnf_accepts(parser.to_gbnf(), text) and lark_accepts(parser, text)
+
     def test_generic_json_leaves_are_native_json(self) -> None:
         lark = (p.json() + p.json_string()).to_lark()
-        assert "json-value: %json {}" in lark and 'json-string: %json {"type": "string"}' in lark
+        bounded = '{"x-guidance": {"whitespace_pattern": "[ \\\\t\\\\n\\\\r]{0,64}"}}'
+        assert f"json-value: %json {bounded}" in lark and 'json-string: %json {"type": "string"}' in lark
 
     def test_until_then_delimiter_is_one_stop_lexeme(self) -> None:
         parser = p.literal("<think>") + p.until("</think>") + p.space() + p.literal("</think>\n") + "x"

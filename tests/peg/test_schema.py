@@ -30,11 +30,18 @@ def raw_grammar(schema: Any, name: str = "s") -> str | None:
     return rules.render()
 
 
+def as_llguidance_writes(value: Any, **options: Any) -> str:
+    """JSON text with non-ASCII characters as themselves and DEL escaped (the only spelling both llguidance's
+    ``%json`` and the GBNF accept)."""
+    return json.dumps(value, ensure_ascii=False, **options).replace("\x7f", "\\u007f")
+
+
 def accepts(schema: Any, value: Any) -> bool:
-    """Accepted in compact, default and indented JSON form (asserting they all agree)."""
+    """Accepted in compact, default and indented JSON form (asserting they all agree). Non-ASCII text is written
+    as itself: JSON as llguidance's ``%json`` writes it, with ``\\u`` escapes only for control characters."""
     g = grammar(schema)
-    forms = {json.dumps(value, ensure_ascii=False), json.dumps(value, separators=(",", ":")),
-             json.dumps(value, indent=2)}
+    forms = {as_llguidance_writes(value), as_llguidance_writes(value, separators=(",", ":")),
+             as_llguidance_writes(value, indent=2)}
     results = {form: gbnf_accepts(g, form) for form in forms}
     assert len(set(results.values())) == 1, results
     return next(iter(results.values()))
@@ -62,7 +69,8 @@ JSON_VALUES = st.recursive(
 def test_empty_schema_accepts_any_json(value: Any) -> None:
     for schema in ({}, True, {"description": "anything", "title": "x", "$schema": "s", "default": 1}):
         g = grammar(schema)
-        assert gbnf_accepts(g, json.dumps(value)) and gbnf_accepts(g, json.dumps(value, indent=2))
+        text, pretty = as_llguidance_writes(value), as_llguidance_writes(value, indent=2)
+        assert gbnf_accepts(g, text) and gbnf_accepts(g, pretty)
 
 
 def test_empty_schema_is_the_generic_value_rule() -> None:
@@ -73,7 +81,9 @@ def test_empty_schema_is_the_generic_value_rule() -> None:
 
 def test_scalar_types() -> None:
     check({"type": "string"}, ["", "a b", 'q"\\\n\x01é😀'], [1, None, ["a"]], bad_text=('"a', "'a'"))
-    assert gbnf_accepts(grammar({"type": "string"}), '"\\u00e9\\/"')
+    assert gbnf_accepts(grammar({"type": "string"}), '"\\u001f\\u007F\\b\\t"')  # control characters escaped
+    for spelled in ('"\\u00e9"', '"\\/"', '"\\ud83d\\ude00"'):  # llguidance writes these as themselves
+        assert not gbnf_accepts(grammar({"type": "string"}), spelled)
     check({"type": "number"}, [0, -1, 1.5, 1e-7, 12345678901234567890, -0.25], ["1", None, True],
           bad_text=("01", "1.", ".5", "+1", "1e", "--1", "NaN"))
     check({"type": "integer"}, [0, -7, 10**30], [1.5, "1", True], bad_text=("1.0", "01", "-"))
@@ -527,7 +537,7 @@ def test_rule_names() -> None:
     assert other == "tool-get-weather-schema-2"
     rules.define("root", f"{name} | {other}")
     text = rules.render()
-    assert "json-ws ::= [ \\t\\n\\r]*" in text
+    assert "json-ws ::= [ \\t\\n\\r]{0,64}" in text
     assert gbnf_accepts(text, '{"city":"Paris"}') and gbnf_accepts(text, '{"city":7}')
     assert not gbnf_accepts(text, '{"city":"Paris is big"}')
 

@@ -1,9 +1,10 @@
 """Judge a request's grammars on a model output, the way the corpus README (rule 4) describes.
 
-The constrained part of ``generation_prompt + output`` is, for a lazy grammar, the text from the earliest trigger
-that fires outside a reasoning block (nothing if no trigger fires), and all of it for a non-lazy grammar. It is
-checked by every engine we have: the strict GBNF recognizer, llguidance loading the GBNF, and llguidance loading
-the Lark grammar.
+The constrained part of the output is, for a lazy grammar, the text of ``generation_prompt + output`` from the
+earliest trigger that fires outside a reasoning block (nothing if no trigger fires), and the whole output (never the
+generation prompt) for a grammar applied from the first token (non-lazy, and the ``full_*`` grammars). It is checked
+by every engine we have: the strict GBNF recognizer, llguidance loading the GBNF, and llguidance loading the Lark
+grammar.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ def output_only_start(chat: ChatParams, output: str) -> int:
 
 def constrained_text(chat: ChatParams, output: str) -> str | None:
     """The part of ``generation_prompt + output`` the grammar constrains; None when a lazy grammar never fires."""
-    text = chat.generation_prompt + output
     if not chat.grammar_lazy:
-        return text
+        return output
+    text = chat.generation_prompt + output
     pos = trigger_position(chat, text)
     return text[pos:] if pos >= 0 else None
 
@@ -76,13 +77,29 @@ def verdicts(chat: ChatParams, output: str, *, partial: bool = False) -> dict[st
     text = constrained_text(chat, output)
     if text is None:
         return dict.fromkeys(ENGINES, False)
+    return _verdicts(chat.grammar, chat.lark_grammar, text, partial)
+
+
+def full_verdicts(chat: ChatParams, output: str, *, partial: bool = False) -> dict[str, bool]:
+    """Engine name -> whether the whole-output grammars (``full_grammar``, ``full_lark_grammar``) accept
+    ``output`` (a prefix of it, for ``partial`` outputs)."""
+    assert chat.full_grammar is not None and chat.full_lark_grammar is not None, "no whole-output grammar"
+    verdict = _verdicts(chat.full_grammar, chat.full_lark_grammar, output, partial)
+    # llguidance takes the Lark grammar. Its GBNF import turns terminal-only rules into greedy lexemes, which in a
+    # whole-output grammar (free text, then calls whose optional arguments share a closing tag's prefix) can reject
+    # valid text the strict recognizer and the Lark grammar accept (GLM 4.7's optional <arg_key> before
+    # </tool_call>; ParserTooComplex on large schemas over a byte tokenizer). GBNF is checked as llama.cpp reads it.
+    del verdict["llguidance-gbnf"]
+    return verdict
+
+
+def _verdicts(gbnf: str, lark: str, text: str, partial: bool) -> dict[str, bool]:
     check = llg.prefix_matches if partial else llg.matches
-    result = {
-        "strict-gbnf": (prefix_ok if partial else accepts)(chat.grammar, text),
-        "llguidance-gbnf": check(llg.compile_gbnf(chat.grammar), text),
-        "llguidance-lark": check(llg.compile_lark(chat.lark_grammar), text),
+    return {
+        "strict-gbnf": (prefix_ok if partial else accepts)(gbnf, text),
+        "llguidance-gbnf": check(llg.compile_gbnf(gbnf), text),
+        "llguidance-lark": check(llg.compile_lark(lark), text),
     }
-    return result
 
 
 def all_accept(chat: ChatParams, output: str, *, partial: bool = False) -> bool:

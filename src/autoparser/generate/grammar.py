@@ -5,10 +5,17 @@ opposite job: it describes only what the model is *supposed* to write, so a samp
 and valid under the tool's parameter schema. It is therefore built separately, from the same analysis:
 
 * tools with ``tool_choice="auto"``: a **lazy** grammar whose root is the tool-call section, switched on by a
-  trigger (the section or per-call start marker; a pattern on the JSON call's start for formats without markers);
-* ``tool_choice="required"``: a grammar over the whole output (reasoning first where the template has it);
+  trigger (the section or per-call start marker; a pattern on the JSON call's start for formats without markers),
+  and for engines that cannot wait for a trigger (xgrammar, llguidance as vLLM and SGLang drive it) a **full**
+  grammar over the whole output: reasoning where the template has it, free text that never starts a call, then
+  optionally the calls;
+* ``tool_choice="required"`` or a named tool: a grammar over the whole output (reasoning first where the template
+  has it);
 * ``json_schema``: a grammar for the JSON answer;
 * otherwise no grammar.
+
+Whole-output grammars describe what the *model* writes, from its first token: never the generation prompt (an
+engine matches generated tokens only; a reasoning block the prompt opened is finished, not re-opened).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
+from ..peg.first import first_set
 from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
@@ -67,6 +75,7 @@ class GrammarSpec:
     preserved_tokens: tuple[str, ...] = ()
     thinking_start_tag: str = ""
     thinking_end_tag: str = ""
+    whole: p.Parser | None = None  # a lazy grammar's whole-output counterpart (free text and/or the calls)
 
     @functools.cached_property
     def gbnf(self) -> str | None:
@@ -77,6 +86,26 @@ class GrammarSpec:
     def lark(self) -> str | None:
         """The same language in llguidance's Lark dialect, or None when the request has no grammar."""
         return None if self.root is None else p.to_lark(self.root, lazy=self.lazy)
+
+    @property
+    def full_root(self) -> p.Parser | None:
+        """The grammar over the whole output, applied from the first token: the grammar itself when it is not
+        lazy, else its whole-output counterpart."""
+        return self.whole if self.lazy else self.root
+
+    @functools.cached_property
+    def full_gbnf(self) -> str | None:
+        """GBNF over the whole output (see :attr:`full_root`), or None."""
+        if not self.lazy:
+            return self.gbnf
+        return None if self.whole is None else p.to_gbnf(self.whole)
+
+    @functools.cached_property
+    def full_lark(self) -> str | None:
+        """Lark over the whole output (see :attr:`full_root`), or None."""
+        if not self.lazy:
+            return self.lark
+        return None if self.whole is None else p.to_lark(self.whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +122,9 @@ class FormatGrammar:
       trigger (else the match start) or at a word trigger.
     * ``required``: the whole output after the generation prompt for tool_choice required (None: text up to the
       first word trigger, then ``section``).
+    * ``auto``: the whole output after the generation prompt for tool_choice auto, for engines without lazy
+      triggers: ``required`` with the calls optional (None: text up to the first word trigger, then optionally
+      ``section``; formats with their own ``required`` must give their own ``auto``, else there is none).
     * ``response``: the whole output after the generation prompt for a json_schema request (None: the JSON value).
     * ``preserved_tokens`` / ``thinking_tags``: override what the analysis reports (None: keep it).
     """
@@ -100,6 +132,7 @@ class FormatGrammar:
     section: p.Parser | None = None
     triggers: tuple[Trigger, ...] = ()
     required: p.Parser | None = None
+    auto: p.Parser | None = None
     response: p.Parser | None = None
     preserved_tokens: tuple[str, ...] | None = None
     thinking_tags: tuple[str, str] | None = None
@@ -296,9 +329,10 @@ def _whole(body: p.Parser) -> GrammarSpec:
     return GrammarSpec(body, lazy=False)
 
 
-def _lazy(root: p.Parser, triggers: tuple[Trigger, ...]) -> GrammarSpec:
-    """A grammar rooted at ``root``'s trigger rules, applied once a trigger fires."""
-    return GrammarSpec(root, lazy=True, triggers=triggers)
+def _lazy(root: p.Parser, triggers: tuple[Trigger, ...], whole: p.Parser | None) -> GrammarSpec:
+    """A grammar rooted at ``root``'s trigger rules, applied once a trigger fires; ``whole`` is the same calls over
+    the whole output, for engines that apply a grammar from the first token."""
+    return GrammarSpec(root, lazy=True, triggers=triggers, whole=whole)
 
 
 def _extras(spec: GrammarSpec) -> dict[str, object]:
@@ -318,27 +352,28 @@ def json_answer(request: ParseRequest) -> p.Parser:
 
 def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> GrammarSpec:
     """A dedicated format's grammar: the format supplies the parts, the request picks the shape."""
-    gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
     if request.json_schema is not None:
         body = contributed.response
-        return _whole(gp + (body if body is not None else p.space() + json_answer(request) + p.space()))
+        return _whole(body if body is not None else p.space() + json_answer(request) + p.space())
     if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
+    words = [t.value for t in contributed.triggers if t.type == "word"]
+    text = p.until_one_of(words) if words else p.eps()
     if request.tool_choice == "required":
         body = contributed.required
-        if body is None:
-            words = [t.value for t in contributed.triggers if t.type == "word"]
-            body = (p.until_one_of(words) if words else p.eps()) + contributed.section + p.space()
-        return _whole(gp + body)
+        return _whole(body if body is not None else text + contributed.section + p.space())
+    whole = contributed.auto
+    if whole is None and contributed.required is None and words:
+        whole = text + p.optional(contributed.section + p.space())
     root = p.trigger_rule("calls", contributed.section)
-    return _lazy(root, contributed.triggers)
+    return _lazy(root, contributed.triggers, whole)
 
 
 def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
     fmt = analysis.tools.format
     has_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
     if request.json_schema is not None:
-        body = _whole_output(analysis, request) + p.space() + json_answer(request) + p.space()
+        body = reasoning_after_prompt(analysis, request) + p.space() + json_answer(request) + p.space()
         return _whole(body)
     if not has_tools:
         return GrammarSpec()
@@ -350,15 +385,22 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
         section, triggers = _tool_section(analysis, request), _triggers(analysis, request)
     if core(analysis.content.end) and analysis.content.mode.value != "PLAIN":
         section = section + p.optional(p.literal(core(analysis.content.end)))  # the answer's end marker may follow
+    lead = reasoning_after_prompt(analysis, request)
+    words = [t.value for t in triggers if t.type == "word"]
     if request.tool_choice == "required":
-        words = [t.value for t in triggers if t.type == "word"] or ["{"]
-        body = _whole_output(analysis, request) + text_before_calls(analysis, request, words) + section + p.space()
+        body = lead + text_before_calls(analysis, request, words or ["{"]) + section + p.space()
         return _whole(body)
+    if words:
+        whole = lead + text_before_calls(analysis, request, words) + p.optional(section + p.space())
+    else:  # calls without a marker (bare JSON): either the calls, or text that does not open one
+        whole = lead + p.choice(section + p.space(), _text_not_opening(section))
     root = p.trigger_rule("calls", section + p.space())
-    return _lazy(root, triggers)
+    return _lazy(root, triggers, whole)
 
 
-def _whole_output(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
-    """The generation prompt (a sampler pre-feeds it to whole-output grammars), then what reasoning may follow."""
-    gp = p.literal(request.generation_prompt) if request.generation_prompt else p.eps()
-    return gp + reasoning_after_prompt(analysis, request)
+def _text_not_opening(section: p.Parser) -> p.Parser:
+    """Any text whose first non-blank character cannot start ``section`` (a bare ``{`` or ``[``), or nothing."""
+    first, _ = first_set(section)
+    excluded = sorted((first or frozenset()) | set(" \t\n\r"))
+    char_class = "[^" + "".join(f"\\x{ord(ch):02X}" for ch in excluded) + "]"
+    return p.optional(p.space() + p.chars(char_class) + p.zero_or_more(p.any_char()))

@@ -9,8 +9,8 @@ has an exact form:
   character that starts a new delimiter is never swallowed by a mismatch branch. When a delimiter's first
   character recurs inside a delimiter the pattern would not be exact, so the delimiter automaton is written
   as right-recursive rules instead.
-* ``space()`` is ``[ \\t\\n\\r\\x0B\\x0C]*`` — exactly what the parser accepts (the reference's grammar
-  whitespace is narrower than its parser's).
+* ``space()`` is at most ``MAX_SPACE`` (64) whitespace characters: narrower than the parser, which reads any
+  run, because unbounded whitespace lets a constrained model write spaces until max_tokens.
 * ``schema()`` emits the grammar of its JSON schema (:mod:`.schema`); JSON leaves use generic JSON rules.
 * Lazy grammars keep only what trigger rules reach, with ``root`` alternating the trigger rules.
 

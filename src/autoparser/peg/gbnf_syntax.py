@@ -16,8 +16,10 @@ from ..errors import GrammarError
 __all__ = [
     "JSON_WS_BODY",
     "JSON_WS_RULE",
+    "MAX_SPACE",
     "SPACE_BODY",
     "SPACE_RULE",
+    "WS_REGEX",
     "RuleSet",
     "class_char",
     "literal",
@@ -25,13 +27,20 @@ __all__ = [
     "sanitize_rule_name",
 ]
 
-#: Rule used for the PEG ``space()`` parser. It accepts exactly what the parser accepts: any run of
-#: ASCII whitespace (space, tab, LF, CR, VT, FF), unbounded.
+#: The most whitespace a grammar allows in one place. Unbounded whitespace is the known way constrained decoding
+#: fails: a model that drifts into spaces or newlines may write them until max_tokens, since the grammar never
+#: forces anything else. 64 covers a template's line breaks and deep pretty-printed JSON (Cohere indents a call by 8
+#: and its arguments by 4 per level).
+MAX_SPACE = 64
+#: Rule used for the PEG ``space()`` parser: up to MAX_SPACE of the whitespace models write between markers
+#: (space, tab, LF, CR). Narrower than the parser, which reads any run of ASCII whitespace.
 SPACE_RULE = "space"
-SPACE_BODY = r"[ \t\n\r\x0B\x0C]*"
-#: Whitespace allowed between JSON tokens (RFC 8259: space, tab, LF, CR).
+SPACE_BODY = rf"[ \t\n\r]{{0,{MAX_SPACE}}}"
+#: Whitespace allowed between JSON tokens (RFC 8259: space, tab, LF, CR), bounded the same way.
 JSON_WS_RULE = "json-ws"
-JSON_WS_BODY = r"[ \t\n\r]*"
+JSON_WS_BODY = rf"[ \t\n\r]{{0,{MAX_SPACE}}}"
+#: The same whitespace as a regex (llguidance's ``whitespace_pattern`` for ``%json`` schemas).
+WS_REGEX = rf"[ \t\n\r]{{0,{MAX_SPACE}}}"
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 _IDENT = re.compile(r"[A-Za-z0-9-]+")

@@ -9,6 +9,14 @@ dialect is Lark, which has two things GBNF lacks and which make grammars both st
   one lazy lexeme instead of a character-by-character exclusion pattern. ``until(D)`` directly followed by a
   literal that starts with ``D`` is fused into one (grammar builders write their parsers that way).
 
+The text starts with the ``%llguidance {}`` header, which tells llguidance (and tools that sniff the dialect)
+that this is its Lark dialect rather than plain Lark.
+
+``%json`` is made to describe the same values as the GBNF of the same schema (:mod:`.json_schema`): an object
+schema that lists ``properties`` and says nothing about others gets ``"additionalProperties": false`` (JSON Schema's
+default would let the model invent keys, which GBNF does not), and whitespace between JSON tokens is bounded by
+llguidance's ``whitespace_pattern``, as GBNF's ``json-ws`` is.
+
 Everything else is lowered exactly as for GBNF (:class:`~.gbnf.GrammarWriter`, so both grammars describe the same
 language by construction) and then spelled in Lark: rules become lowercase ``name: body`` lines, string literals
 JSON-style strings, character classes one-character regexes. Repetition stays at the grammar level
@@ -24,12 +32,15 @@ import re
 
 from ..errors import GrammarError
 from .gbnf import ATOM, EMPTY, JSON_KIND_SCHEMAS, SEQ, Expr, GrammarWriter
-from .gbnf_syntax import RuleSet, rule_references
-from .nodes import Json, Literal, Parser, Schema, Sequence, Space, Until
+from .gbnf_syntax import WS_REGEX, RuleSet, rule_references
+from .nodes import Choice, Json, Literal, Parser, Repeat, Schema, Sequence, Space, Until
 
-__all__ = ["LarkWriter", "gbnf_body_to_lark", "to_lark"]
+__all__ = ["HEADER", "LarkWriter", "gbnf_body_to_lark", "strict_schema", "to_lark"]
 
 _ANY_TEXT = "(?s:.*)"
+HEADER = "%llguidance {}"
+_JSON_OPTIONS = {"whitespace_pattern": WS_REGEX}
+_SCALARS = ("string", "number", "integer", "boolean", "null")
 _STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
 _JSON = "%json "
 
@@ -40,25 +51,51 @@ class LarkWriter(GrammarWriter):
     def __init__(self, root: Parser) -> None:
         super().__init__(root)
         self.rules.reserve("start", ("lark-start",))  # Lark's entry rule; keep it away from parser rules
+        # Whether the node being lowered starts where another path of the grammar may start too (the first item of
+        # an optional part or of a choice's alternative). A stop lexeme there would compete with the other path's
+        # lexemes, and llguidance's greedy lexer would keep extending it: ``(until(D) D)? text`` could then never
+        # end without ``D``. Such an until stays an exclusion pattern, as in GBNF.
+        self._contested = False
 
     def expr(self, node: Parser) -> Expr:
         match node:
-            case Sequence(items=items) if any(self._fuse_at(items, i) for i in range(len(items))):
+            case Sequence(items=items):
                 return self._sequence(items)
             case Schema(json_schema=schema, raw=False, name=name) if schema is not None:
                 return self._json(schema, name)
             case Json(kind=kind, flavor="json"):
                 return self._json(JSON_KIND_SCHEMAS[kind], f"json-{kind}")
+            case Choice() | Repeat(min=0):
+                saved, self._contested = self._contested, True
+                try:
+                    return super().expr(node)
+                finally:
+                    self._contested = saved
         return super().expr(node)
 
+    def rule_name(self, name: str) -> str:
+        """A rule body is lowered once for every place that references it, so it is taken as uncontested."""
+        saved, self._contested = self._contested, False
+        try:
+            return super().rule_name(name)
+        finally:
+            self._contested = saved
+
     def _sequence(self, items: tuple[Parser, ...]) -> Expr:
-        """A sequence where ``until(D) [space] literal(D...)`` becomes a stop lexeme and the literal's rest."""
+        """A sequence where ``until(D) [space] literal(D...)`` becomes a stop lexeme and the literal's rest (unless
+        the until starts a contested position, see ``_contested``)."""
+        contested = self._contested
         parts: list[Expr] = []
         i = 0
         while i < len(items):
-            fused = self._fuse_at(items, i)
+            at_start = contested and all(isinstance(item, Space) for item in items[:i])
+            fused = None if at_start else self._fuse_at(items, i)
             if fused is None:
-                parts.append(self.expr(items[i]))
+                self._contested = at_start
+                try:
+                    parts.append(self.expr(items[i]))
+                finally:
+                    self._contested = contested
                 i += 1
                 continue
             delimiter, body, rest, i = fused
@@ -95,7 +132,7 @@ class LarkWriter(GrammarWriter):
         if rest is None:
             return None
         if j > i + 1 and body != _ANY_TEXT:
-            body = f"(?:{body})[ \\t\\n\\r\\x0B\\x0C]*"
+            body = f"(?:{body}){WS_REGEX}"
         return delimiter, body, rest, j + 1
 
     def _raw_regex(self, node: Schema) -> str | None:
@@ -107,6 +144,10 @@ class LarkWriter(GrammarWriter):
         return _ANY_TEXT if expr is None else gbnf_to_regex(expr, self.rules)
 
     def _json(self, schema: object, name: str) -> Expr:
+        if isinstance(schema, dict):
+            schema = strict_schema(schema)
+            if schema.get("type") not in _SCALARS:  # where JSON may hold whitespace between tokens
+                schema["x-guidance"] = _JSON_OPTIONS
         text = json.dumps(schema, ensure_ascii=False)
         return Expr(self.rules.add(name, _JSON + text, ("lark-json", text)), ATOM)
 
@@ -115,7 +156,7 @@ class LarkWriter(GrammarWriter):
         root = self.lower(lazy=lazy)
         keep = self.rules.reachable([root], self._references)
         names = _lark_names(keep)
-        lines = [f"start: {names[root]}"]
+        lines = [HEADER, f"start: {names[root]}"]
         for name in sorted(keep):
             body = self.rules.body(name)
             if body.startswith(_STOP):
@@ -130,6 +171,42 @@ class LarkWriter(GrammarWriter):
     def _references(self, body: str) -> list[str]:
         """Rules a body references (%json and %stop bodies reference none)."""
         return [] if body.startswith((_STOP, _JSON)) else rule_references(body)
+
+
+#: Keywords whose values are schemas, or lists / maps of schemas, that :func:`strict_schema` walks into.
+_SUBSCHEMA = ("items", "additionalItems", "additionalProperties", "unevaluatedProperties", "contains", "not")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "prefixItems", "items")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+
+
+def strict_schema(schema: dict[str, object]) -> dict[str, object]:
+    """``schema`` with ``"additionalProperties": false`` on every object schema that lists ``properties`` and does
+    not say whether others are allowed: the GBNF converter's reading, so ``%json`` accepts the same objects.
+
+    ``allOf`` members are left alone: there each member sees only its own properties, and a closed member would
+    reject its siblings' (the GBNF converter merges the members first)."""
+    out: dict[str, object] = dict(schema)
+    props = schema.get("properties")
+    if (
+        isinstance(props, dict)
+        and props
+        and "additionalProperties" not in schema
+        and "unevaluatedProperties" not in schema
+    ):
+        out["additionalProperties"] = False
+    for key in _SUBSCHEMA:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            out[key] = strict_schema(value)
+    for key in _SUBSCHEMA_LISTS:
+        value = schema.get(key)
+        if isinstance(value, list):
+            out[key] = [strict_schema(v) if isinstance(v, dict) else v for v in value]
+    for key in _SUBSCHEMA_MAPS:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            out[key] = {k: strict_schema(v) if isinstance(v, dict) else v for k, v in value.items()}
+    return out
 
 
 def _strip_prefix(node: Parser, prefix: str) -> Parser | None:

@@ -36,10 +36,11 @@ _GENERIC: dict[str, str] = {
     "member": '{string} {ws} ":" {ws} {value}',
     "array": '"[" {ws} ( {value} ( {ws} "," {ws} {value} )* )? {ws} "]"',
     "string": '"\\"" {char}* "\\""',
-    "char": r'[^"\\\x00-\x1F\x7F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{{4}} )',
-    # One code point of a string body, for minLength/maxLength: an escaped surrogate pair counts once.
-    "code-point": r'[^"\\\x00-\x1F\x7F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-CeEfF] [0-9a-fA-F]{{3}} | '
-    r'[dD] [0-7] [0-9a-fA-F]{{2}} ) ) | "\\u" [dD] [89abAB] [0-9a-fA-F]{{2}} "\\u" [dD] [c-fC-F] [0-9a-fA-F]{{2}}',
+    # JSON as llguidance writes it (so GBNF and Lark's %json describe the same strings): characters that need no
+    # escape are written as themselves, so \u escapes only spell control characters and \/ is not used.
+    "char": r'[^"\\\x00-\x1F\x7F] | "\\" ( ["\\bfnrt] | "u" ( "00" [01] [0-9a-fA-F] | "007" [fF] ) )',
+    # One code point of a string body, for minLength/maxLength (with no surrogate escapes, one char rule).
+    "code-point": r'[^"\\\x00-\x1F\x7F] | "\\" ( ["\\bfnrt] | "u" ( "00" [01] [0-9a-fA-F] | "007" [fF] ) )',
     "raw-char": '[^\\n] | "\\n"',  # any code point (llguidance's "." does not match a newline)
     "number": '"-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?',
     "integer": '"-"? ( "0" | [1-9] [0-9]* )',

@@ -112,7 +112,8 @@ def array_body(ws: str, prefix: list[str], rest: str | None, lo: int, hi: int | 
 def _json_char_except(chars: set[str]) -> str:
     """One JSON string character (or escape) whose first code unit is not in ``chars``."""
     excluded = normalize([(ord(c), ord(c)) for c in chars] + list(MUST_ESCAPE))
-    return f'( {char_class(complement(excluded))} | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{{4}} ) )'
+    escape = '"\\\\" ( ["\\\\bfnrt] | "u" ( "00" [01] [0-9a-fA-F] | "007" [fF] ) )'  # as schema_formats' "char"
+    return f"( {char_class(complement(excluded))} | {escape} )"
 
 
 def other_key_body(names: list[str], char_rule: str) -> str:

@@ -205,13 +205,12 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
         return FormatGrammar(response=response, preserved_tokens=tokens)
     m = _markup(analysis)
     body = _section_body(m, request)
+    lead = reasoning_after_prompt(analysis, request) + text_before_calls(analysis, request, [m.section_start])
     return FormatGrammar(
         section=p.literal(m.section_start) + body,
         triggers=(Trigger("word", m.section_start),),
-        required=reasoning_after_prompt(analysis, request)
-        + text_before_calls(analysis, request, [m.section_start])
-        + p.literal(m.section_start)
-        + body,
+        required=lead + p.literal(m.section_start) + body,
+        auto=lead + p.optional(p.literal(m.section_start) + body),
         response=response,
         preserved_tokens=tokens,
     )

@@ -91,7 +91,14 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
     call = p.choice(*(_call(tool) for tool in tools.values()))
     calls = call + p.zero_or_more(SEPARATOR + call) if request.parallel_tool_calls else call
     section = calls + p.space()
-    text = p.literal(CONTENT_RECIPIENT + "\n") + p.until(SEPARATOR) + SEPARATOR
+    text = p.literal(CONTENT_RECIPIENT + "\n") + p.until(SEPARATOR)
+    # tool_choice auto from the first token: an ``all`` block, then maybe the calls; or the calls at once
+    auto = p.choice(text + p.optional(p.literal(SEPARATOR) + section), section)
     return dataclasses.replace(
-        common, section=section, triggers=_triggers(request), required=p.optional(text) + section, response=response
+        common,
+        section=section,
+        triggers=_triggers(request),
+        required=p.optional(text + SEPARATOR) + section,
+        auto=auto,
+        response=response,
     )

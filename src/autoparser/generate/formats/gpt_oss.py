@@ -229,6 +229,20 @@ def _calls(request: ParseRequest, *, preambles: bool) -> p.Parser:
     return first + tail + p.optional(p.literal(CALL))
 
 
+def _auto(request: ParseRequest) -> p.Parser:
+    """tool_choice auto over the whole output: analysis/commentary messages, then the call message(s) (as for
+    required) or the final answer, whose text runs to ``<|return|>`` or ``<|end|>``."""
+    role_tools, channel_tools = _tools(request)
+    by_role = p.literal(_TO_FUNCTIONS) + role_tools
+    by_channel = p.literal(_TO_FUNCTIONS) + channel_tools
+    call = p.rule("tool-call-message", p.choice(by_role, CHANNEL + p.choice(*_CHANNELS) + by_channel))
+    more = p.zero_or_more(p.literal(CALL + START + "assistant") + call) if request.parallel_tool_calls else p.eps()
+    tail = more + p.optional(p.literal(CALL))
+    final = p.literal("final") + MESSAGE + p.until_one_of([RETURN, END]) + p.optional(p.choice(RETURN, END))
+    after_channel = p.choice(p.choice(*_CHANNELS) + p.choice(_preamble("harmony-auto"), by_channel + tail), final)
+    return p.rule("harmony-auto", p.choice(by_role + tail, CHANNEL + after_channel))
+
+
 def _response(json_schema: str) -> p.Parser:
     """A json_schema answer: preamble messages, then a final message whose text is the JSON value."""
     value = p.schema(p.json(), "response", json.loads(json_schema))
@@ -250,5 +264,6 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
         section=_calls(request, preambles=False),
         triggers=TRIGGERS,
         required=_calls(request, preambles=True),
+        auto=_auto(request),
         response=response,
     )

@@ -96,6 +96,7 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
         section=section + p.space(),
         triggers=triggers,
         required=thinking + content + section + p.space(),
+        auto=thinking + content + p.optional(section + p.space()),
         response=response,
         preserved_tokens=preserved,
         thinking_tags=(start, end),

@@ -63,11 +63,12 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
     if not request.tools_enabled:
         return FormatGrammar(response=response, preserved_tokens=PRESERVED_TOKENS, thinking_tags=tags)
     section = _section(request)
-    required = reasoning_after_prompt(analysis, request) + text_before_calls(analysis, request, [TRIGGER]) + section
+    lead = reasoning_after_prompt(analysis, request) + text_before_calls(analysis, request, [TRIGGER])
     return FormatGrammar(
         section=section,
         triggers=(Trigger("word", TRIGGER),),
-        required=required + p.space(),
+        required=lead + section + p.space(),
+        auto=lead + p.optional(section + p.space()),
         response=response,
         preserved_tokens=PRESERVED_TOKENS,
         thinking_tags=tags,

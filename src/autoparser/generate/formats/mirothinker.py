@@ -134,6 +134,7 @@ def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
         section=section,
         triggers=(Trigger("word", BLOCK_START),),
         required=thought + p.until_one_of([BLOCK_START, THINK_START]) + section + p.space(),
+        auto=thought + p.until_one_of([BLOCK_START, THINK_START]) + p.optional(section + p.space()),
         response=response,
         preserved_tokens=PRESERVED_TOKENS,
         thinking_tags=tags_,

@@ -1,0 +1,121 @@
+"""Whole-output grammars (``full_grammar`` / ``full_lark_grammar``) for engines that cannot wait for a trigger.
+
+For tool_choice auto the grammar must allow a plain answer, reasoning where the template has it, and the calls,
+and still reject a malformed call; it describes the model's output from its first token, never the generation
+prompt. Judged by the strict GBNF recognizer (llama.cpp's reading) and by llguidance loading the Lark grammar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autoparser import ChatTemplate, bundled_templates
+from autoparser.generate.reasoning import prefill
+
+from ..support.grammar_check import full_verdicts
+from ..support.outputs import chat as output_chat
+from ..support.outputs import outputs
+from .test_grammar_negative import TEMPLATES, TOOLS, USER, _render_call
+
+_ASCII_ESCAPES = (
+    "the template writes non-ASCII text as \\u escapes (tojson's ensure_ascii); grammars, as llguidance's %json, "
+    "ask for the characters themselves"
+)
+# Outputs the template itself writes that its grammar (lazy and whole-output alike) does not describe. Each is a
+# gap between what the template renders and what a constrained model is steered to write, not between the grammar
+# and the parser (tests/generate/test_grammar_agreement.py checks that direction).
+TEMPLATE_SPELLINGS = {
+    "ByteDance-Seed-OSS": "the template prints booleans and null the Python way (True, None); the grammar asks JSON",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "Python True/None printed into XML parameters; the grammar asks JSON",
+    "Qwen3-Coder": "Python True/None printed into XML parameters; the grammar asks JSON",
+    "Qwen3.5-4B": "Python True/None printed into XML parameters; the grammar asks JSON",
+    "StepFun3.5-Flash": "Python True/None printed into XML parameters; the grammar asks JSON",
+    "stepfun-ai-Step-3.5-Flash": "Python True/None printed into XML parameters; the grammar asks JSON",
+    "google-ai-edge-LiteRT-LM-Gemma3n": "a bare (unquoted) string value with a line break in it",
+    "meta-llama-Llama-4-Scout-17B-16E-Instruct": "the template writes <|python_start|><|python_end|> and then the "
+    "calls back to back, with text inside the wrapper",
+    "Reka-Edge": _ASCII_ESCAPES,
+    "meetkai-functionary-medium-v3.2": _ASCII_ESCAPES,
+}
+
+
+def _full_templates() -> list[Any]:
+    params = []
+    for name in bundled_templates():
+        chat = output_chat(name)
+        if chat.full_grammar is None:
+            continue
+        marks = [pytest.mark.xfail(reason=TEMPLATE_SPELLINGS[name], strict=True)] if name in TEMPLATE_SPELLINGS else []
+        params.append(pytest.param(name, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("name", _full_templates())
+def test_every_output_the_template_writes_is_in_the_language(name: str) -> None:
+    """Answers, reasoning, one call, parallel calls, text before calls, as the template renders them."""
+    chat = output_chat(name)
+    rejected = [o.label for o in outputs(name) if not all(full_verdicts(chat, o.text).values())]
+    assert not rejected, rejected
+
+
+def test_most_templates_have_a_whole_output_grammar() -> None:
+    with_tools = [n for n in bundled_templates() if output_chat(n).grammar_lazy]
+    without = [n for n in with_tools if output_chat(n).full_grammar is None]
+    assert len(with_tools) >= 55 and not without, without
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_a_valid_call_is_accepted_and_invalid_ones_are_not(name: str) -> None:
+    tmpl = ChatTemplate.load(name)
+    chat = tmpl.apply(USER, tools=TOOLS)
+    assert chat.grammar_lazy
+    good = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
+    assert good is not None and all(full_verdicts(chat, good).values()), full_verdicts(chat, good)
+    for tool, arguments in [
+        ("launch_rocket", {"city": "Paris", "days": 2}),
+        ("get_weather", {"city": "Paris", "days": "two"}),
+        ("get_weather", {"city": "Berlin", "days": 2}),
+    ]:
+        bad = _render_call(tmpl, tool, arguments)
+        assert bad is not None
+        assert not any(full_verdicts(chat, bad).values()), (tool, arguments, full_verdicts(chat, bad))
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "accepted"),
+    [
+        ("NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "It is sunny in Paris.", True),
+        ("NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "Calling <tool_call> now", False),  # the marker starts a call
+        ("meta-llama-Llama-3.1-8B-Instruct", "It is sunny. {not a call}", True),
+        ("meta-llama-Llama-3.1-8B-Instruct", '{"name": "launch", "parameters": {}}', False),  # bare JSON is a call
+        ("meta-llama-Llama-3.1-8B-Instruct", "  \n {oops", False),
+        ("Qwen3.5-4B", "The user greets me.\n</think>\n\nHello!", True),
+        ("Qwen3.5-4B", "Hello!", False),  # the prompt opened a reasoning block: it is closed first
+        ("openai-gpt-oss-120b", "<|channel|>final<|message|>Hello!", True),
+        ("openai-gpt-oss-120b", "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>final"
+         "<|message|>Hello!<|return|>", True),
+        ("openai-gpt-oss-120b", "Hello!", False),
+        ("meetkai-functionary-medium-v3.2", "all\nHello!", True),
+        ("meetkai-functionary-medium-v3.2", "Hello!", False),
+    ],
+)
+def test_free_text_without_a_call(name: str, answer: str, accepted: bool) -> None:
+    chat = ChatTemplate.load(name).apply(USER, tools=TOOLS)
+    verdict = full_verdicts(chat, answer)
+    assert all(v is accepted for v in verdict.values()), verdict
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
+def test_other_requests_use_the_grammar_itself(choice: Any) -> None:
+    chat = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=TOOLS, tool_choice=choice)
+    assert not chat.grammar_lazy
+    assert chat.full_grammar == chat.grammar and chat.full_lark_grammar == chat.lark_grammar
+
+
+def test_whole_output_grammars_start_after_the_prompts_prefill() -> None:
+    """Qwen3.5's generation prompt ends with ``<think>\\n``: the grammar starts inside that block."""
+    chat = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=TOOLS, tool_choice="required")
+    assert prefill(chat.generation_prompt, ChatTemplate.load("Qwen3.5-4B").analysis.reasoning)
+    assert chat.grammar is not None and "<|im_start|>" not in chat.grammar and "<|im_start|>" not in chat.lark_grammar
