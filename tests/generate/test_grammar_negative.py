@@ -172,6 +172,8 @@ def test_required_grammar_accepts_reasoning_that_mentions_the_trigger(name: str)
     assert call is not None
     if start and call.lstrip().startswith(start):  # the template renders an (empty) reasoning block of its own
         call = call[call.index(end) + len(end) :].lstrip()
+    if end and end in call:  # the rendered turn closes the block the prompt opened: the thought below does
+        call = call[call.index(end) + len(end) :].lstrip()
     opened = bool(start) and chat.generation_prompt.rstrip().endswith(start)
     thought = ("" if opened else start) + f"I could write {words[0] if words else '{'} now." + end + "\n"
     if start or opened:

@@ -30,6 +30,7 @@ from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..peg.first import first_set
+from .dropped_markers import dropped_marker_calls
 from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
@@ -143,6 +144,71 @@ def _tight(marker: str) -> p.Parser:
     return p.literal(text) if text else p.eps()
 
 
+def _opening(marker: str) -> p.Parser:
+    """A marker that data follows directly (a name prefix): whitespace before it, none after (the parser reads
+    the name right after the marker)."""
+    text = core(marker)
+    return p.space() + p.literal(text) if text else p.space()
+
+
+def _closing(marker: str) -> p.Parser:
+    """A marker right after data (a name suffix): none before it (a space would be part of the name), whitespace
+    after it."""
+    text = core(marker)
+    return p.literal(text) + p.space() if text else p.space()
+
+
+def _is_markup(marker: str) -> bool:
+    """A marker distinctive enough that the parser reads it as structure wherever it appears (``<tool_call>``,
+    ``[TOOL_CALLS]``, ``<function=``), not ordinary text (``{``, a code fence, ``"name"``)."""
+    return len(marker) >= 3 and marker[0] in "<[" and any(c in '>]="|' for c in marker[1:])
+
+
+def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> list[str]:
+    """Every marker of the template the parser may read as structure, longest first (not the answer's own
+    wrapper, which free text may hold).
+
+    Free text in a grammar (an answer before or instead of calls, a string value) never contains one: the parser
+    would read it as a call that does not parse, or end a value there, and the grammar must describe only what
+    the parser reads back as meant."""
+    tools = analysis.tools
+    fmt, fn, args, cid = tools.format, tools.function, tools.arguments, tools.call_id
+    # Dedicated formats read reasoning their own way (Gemma 4 thinks in a channel of the answer, MiniMax-M3 may
+    # close a block it never opened): their reasoning markers are theirs to place.
+    reasoning = [analysis.reasoning.start, analysis.reasoning.end] if analysis.format == GENERIC else []
+    fields = [
+        *reasoning,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        fn.name_prefix,
+        fn.close,
+        args.start,
+        args.end,
+        args.name_prefix,
+        args.value_suffix,
+        cid.prefix,
+        *analysis.end_of_turn,
+    ]
+    found = {core(f) for f in fields if _is_markup(core(f))}
+    if request is not None and request.tools_enabled:
+        # A declared name right before its arguments (`get_weather[ARGS]`, `get_weather{`) is read as a call whose
+        # markers a detokenizer dropped.
+        found |= {s for s in dropped_marker_calls(analysis, request).stops if len(s) >= 3 and s[0] not in "{[`"}
+    return sorted(found, key=len, reverse=True)
+
+
+def _value_stops(analysis: TemplateAnalysis) -> list[str]:
+    """Where the parser ends a tagged value: its end tag, or the call's own markup (the end of the call, the start
+    of another) when the tag is damaged; a string value in the grammar contains none of them."""
+    tools = analysis.tools
+    fmt, fn = tools.format, tools.function
+    end = core(tools.arguments.value_suffix)
+    stops = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)}
+    return sorted({end, *(m for m in stops if _is_markup(m))} - {""}, key=len, reverse=True)
+
+
 def rule_safe(name: str) -> str:
     """A tool or parameter name as a rule-name fragment (letters, digits and dashes)."""
     return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-") or "tool"
@@ -175,18 +241,25 @@ def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 
 
 def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Parser:
-    args = analysis.tools.arguments
     schema = tool.property_schema(name) or {}
     rule = f"{rule_safe(tool.name)}-{rule_safe(name)}"
     # Templates put a line break around values (``>\nVALUE\n</parameter>``); the value itself is constrained.
     pad = p.optional(p.choice("\r\n", "\n"))
     if accepts_string(schema):
         text_schema = string_part(schema)  # a raw value is a string; the raw converter rejects other branches
+        stops = _value_stops(analysis)
         if not _constrains_text(text_schema):
-            return p.until(core(args.value_suffix))  # any text; the closing tag follows directly (one Lark lexeme)
-        constrained = p.schema(p.until(core(args.value_suffix)), rule, text_schema, raw=True)
+            return p.until_one_of(stops)  # any text; the closing tag follows directly (one Lark lexeme)
+        constrained = p.schema(p.until_one_of(stops), rule, text_schema, raw=True)
         return p.choice(pad + constrained + pad, constrained)
     return p.space() + p.schema(p.json(), rule, schema) + p.space()
+
+
+def _after_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Parser:
+    """A tagged value's end tag: right after a string (spaces before it are part of the value), after optional
+    whitespace following any other value."""
+    suffix = analysis.tools.arguments.value_suffix
+    return _closing(suffix) if accepts_string(tool.property_schema(name) or {}) else flex(suffix)
 
 
 _TEXT_CONSTRAINTS = frozenset(
@@ -205,10 +278,10 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     required = [r for r in tool.parameters.get("required") or [] if r in props]
 
     def one(name: str) -> p.Parser:
-        head = flex(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
+        head = _opening(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
         if core(args.value_prefix):
             head = head + p.space() + _tight(args.value_prefix)
-        return head + _tagged_value(analysis, tool, name) + flex(args.value_suffix)
+        return head + _tagged_value(analysis, tool, name) + _after_value(analysis, tool, name)
 
     parts = [one(name) for name in required]
     optional = [one(name) for name in props if name not in required]
@@ -221,7 +294,7 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
 def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     tools = analysis.tools
     fn = tools.function
-    head = flex(fn.name_prefix) + p.literal(tool.name) + flex(fn.name_suffix)
+    head = _opening(fn.name_prefix) + p.literal(tool.name) + flex(fn.name_suffix)
     cid = tools.call_id
     if cid.position is CallIdPosition.PRE_FUNC_NAME and core(fn.name_prefix):
         opening = flex(cid.prefix) if core(cid.prefix) not in ("", core(tools.format.per_call_start)) else p.eps()
@@ -298,7 +371,14 @@ def text_before_calls(analysis: TemplateAnalysis, request: ParseRequest, words: 
     optional star confuses llguidance). It may not open a reasoning block: with the optional block first, reasoning
     that mentions a trigger word would otherwise also read as text ending there, and llguidance commits to that."""
     start = _optional_block_start(analysis, request)
-    return p.until_one_of([*words, start] if start else words)
+    return p.until_one_of(_text_stops([*words, *([start] if start else [])], markup(analysis, request)))
+
+
+def _text_stops(words: list[str], markers: list[str]) -> list[str]:
+    """Where free text ends: the ``words`` that start what follows it, and the ``markers`` it may not hold —
+    except those inside a word (MiniMax-M3's ``<]minimax[>`` in its call trigger), where text would stop early."""
+    inner = [m for m in markers if not any(m in w for w in words)]
+    return list(dict.fromkeys([*words, *inner]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -321,7 +401,7 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
         base = dataclasses.replace(
             base, thinking_start_tag=contributed.thinking_tags[0], thinking_end_tag=contributed.thinking_tags[1]
         )
-    return dataclasses.replace(_format_grammar(contributed, request), **_extras(base))
+    return dataclasses.replace(_format_grammar(contributed, analysis, request), **_extras(base))
 
 
 def _whole(body: p.Parser) -> GrammarSpec:
@@ -350,7 +430,7 @@ def json_answer(request: ParseRequest) -> p.Parser:
     return p.choice(p.literal("```json") + p.space() + value + p.space() + "```", value)
 
 
-def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> GrammarSpec:
+def _format_grammar(contributed: FormatGrammar, analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
     """A dedicated format's grammar: the format supplies the parts, the request picks the shape."""
     if request.json_schema is not None:
         body = contributed.response
@@ -358,7 +438,7 @@ def _format_grammar(contributed: FormatGrammar, request: ParseRequest) -> Gramma
     if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
     words = [t.value for t in contributed.triggers if t.type == "word"]
-    text = p.until_one_of(words) if words else p.eps()
+    text = p.until_one_of(_text_stops(words, markup(analysis, request))) if words else p.eps()
     if request.tool_choice == "required":
         body = contributed.required
         return _whole(body if body is not None else text + contributed.section + p.space())
@@ -393,14 +473,16 @@ def _generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> Gramm
     if words:
         whole = lead + text_before_calls(analysis, request, words) + p.optional(section + p.space())
     else:  # calls without a marker (bare JSON): either the calls, or text that does not open one
-        whole = lead + p.choice(section + p.space(), _text_not_opening(section))
+        whole = lead + p.choice(section + p.space(), _text_not_opening(section, markup(analysis, request)))
     root = p.trigger_rule("calls", section + p.space())
     return _lazy(root, triggers, whole)
 
 
-def _text_not_opening(section: p.Parser) -> p.Parser:
-    """Any text whose first non-blank character cannot start ``section`` (a bare ``{`` or ``[``), or nothing."""
+def _text_not_opening(section: p.Parser, markers: list[str]) -> p.Parser:
+    """Any text whose first non-blank character cannot start ``section`` (a bare ``{`` or ``[``), or nothing; it
+    contains none of the template's ``markers``."""
     first, _ = first_set(section)
     excluded = sorted((first or frozenset()) | set(" \t\n\r"))
     char_class = "[^" + "".join(f"\\x{ord(ch):02X}" for ch in excluded) + "]"
-    return p.optional(p.space() + p.chars(char_class) + p.zero_or_more(p.any_char()))
+    rest = p.until_one_of(markers) if markers else p.zero_or_more(p.any_char())
+    return p.optional(p.space() + p.chars(char_class) + rest)

@@ -17,7 +17,7 @@ from ..analysis.model import CallIdPosition, ToolFormatMode, ToolsAnalysis
 from . import tags, undeclared
 from .markers import core, flex, tight
 from .request import ParseRequest, ToolSpec
-from .tagged_values import value_tag
+from .tagged_values import json_types, value_tag
 
 __all__ = ["tagged_call", "tagged_calls"]
 
@@ -111,8 +111,13 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     stops = {value_end, *trail, *(m for m in markup if _is_markup(m) and m != value_end)}
     value_stops = sorted(stops, key=len, reverse=True)
 
-    def arg(name: p.Parser, kind: str) -> p.Parser:
+    def arg(name: p.Parser, kind: str, container: bool = False) -> p.Parser:
         value = p.tag(kind, p.until_one_of(value_stops))
+        if container and value_end:
+            # An object or array is read as JSON first: its strings may hold the end tag or call markup, which
+            # a grammar's JSON allows (the end tag closes the value only after the JSON is complete).
+            whole = p.tag(kind, p.space() + p.json()) + p.peek(p.space() + p.literal(value_end))
+            value = p.choice(whole, value)
         # Once an argument's name is complete the call is committed: a stream announces it, and a complete parse
         # keeps it even if the rest turns out malformed (see assemble.py).
         head = flex(args.name_prefix) + name + name_close + p.commit()
@@ -124,7 +129,8 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
         for prop, schema in props.items():
             # atomic with its terminator: `city` is not reported while it may still become `city_code`
             name = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end))
-            known.append(arg(name, value_tag(schema)))
+            types = json_types(schema)
+            known.append(arg(name, value_tag(schema), bool(types) and types <= {"object", "array"}))
     # An unknown name is read up to its end marker, but never across markup or lines: a damaged end marker must
     # not let one "name" swallow the rest of the output.
     name_stops = sorted({name_end, "<", "\n"}, key=len, reverse=True)
