@@ -34,6 +34,7 @@ from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string, string_part
+from .structural_tag import NO_TOOLS, TagContext, build_structural_tag
 from .tools_json import field_key, member_key
 
 __all__ = [
@@ -76,6 +77,7 @@ class GrammarSpec:
     thinking_start_tag: str = ""
     thinking_end_tag: str = ""
     whole: p.Parser | None = None  # a lazy grammar's whole-output counterpart (free text and/or the calls)
+    tag_context: TagContext = NO_TOOLS  # what :attr:`structural_tag` needs besides the grammar
 
     @functools.cached_property
     def gbnf(self) -> str | None:
@@ -106,6 +108,22 @@ class GrammarSpec:
         if not self.lazy:
             return self.lark
         return None if self.whole is None else p.to_lark(self.whole)
+
+    @functools.cached_property
+    def _structural(self) -> tuple[dict[str, object] | None, str]:
+        if not self.lazy:
+            return None, self.tag_context.unsupported or "the request is not tool_choice='auto'"
+        return build_structural_tag(self.whole, self.triggers, self.tag_context)
+
+    @property
+    def structural_tag(self) -> dict[str, object] | None:
+        """The whole-output grammar as an xgrammar structural tag (see :mod:`.structural_tag`), or None."""
+        return self._structural[0]
+
+    @property
+    def structural_tag_reason(self) -> str:
+        """Why there is no :attr:`structural_tag` ("" when there is one)."""
+        return self._structural[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +324,12 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     """The grammar, triggers, preserved tokens and reasoning tags for ``request`` (cached)."""
     reasoning = analysis.reasoning
     start, end = (reasoning.start.strip(), reasoning.end.strip()) if reasoning.enabled else ("", "")
-    base = GrammarSpec(preserved_tokens=analysis.preserved_tokens, thinking_start_tag=start, thinking_end_tag=end)
+    base = GrammarSpec(
+        preserved_tokens=analysis.preserved_tokens,
+        thinking_start_tag=start,
+        thinking_end_tag=end,
+        tag_context=_tag_context(analysis, request),
+    )
     if analysis.format == GENERIC:
         return dataclasses.replace(_generic_grammar(analysis, request), **_extras(base))
     from .formats import dedicated_grammar  # formats build on this module
@@ -322,6 +345,27 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
             base, thinking_start_tag=contributed.thinking_tags[0], thinking_end_tag=contributed.thinking_tags[1]
         )
     return dataclasses.replace(_format_grammar(contributed, request), **_extras(base))
+
+
+def _tag_context(analysis: TemplateAnalysis, request: ParseRequest) -> TagContext:
+    """What :mod:`.structural_tag` needs besides the grammar; ``unsupported`` says why a request gets no tag."""
+    if request.json_schema is not None:
+        unsupported = "a json_schema request: the answer is one JSON value, use `full_grammar` (or a JSON schema)"
+    elif not request.tools_enabled:
+        unsupported = "the request has no tools"
+    elif request.tool_choice != "auto":
+        unsupported = "tool_choice is not 'auto': `grammar` constrains the whole output from the first token"
+    else:
+        unsupported = ""
+    tools, reasoning, content = analysis.tools, analysis.reasoning, analysis.content
+    fmt, fn, args = tools.format, tools.function, tools.arguments
+    markers = (
+        fmt.section_start, fmt.per_call_start, fn.name_prefix, fn.name_suffix, tools.call_id.prefix,
+        tools.call_id.suffix, args.start, args.name_prefix, args.name_suffix, args.value_prefix, fn.close,
+        fmt.per_call_end, fmt.section_end, reasoning.start, reasoning.end, content.start, content.end,
+    )  # fmt: skip
+    names = tuple(dict.fromkeys(t.name for t in request.tools))
+    return TagContext(tool_names=names, markers=tuple(m for m in markers if m.strip()), unsupported=unsupported)
 
 
 def _whole(body: p.Parser) -> GrammarSpec:
@@ -340,6 +384,7 @@ def _extras(spec: GrammarSpec) -> dict[str, object]:
         "preserved_tokens": spec.preserved_tokens,
         "thinking_start_tag": spec.thinking_start_tag,
         "thinking_end_tag": spec.thinking_end_tag,
+        "tag_context": spec.tag_context,
     }
 
 

@@ -1,0 +1,440 @@
+"""xgrammar structural tags for ``tool_choice="auto"``, lowered from the whole-output grammar's own parser graph.
+
+A structural tag (xgrammar >= 0.2; vLLM's ``structured_outputs={"structural_tag": json.dumps(tag)}``) lets the
+model write free text until a *trigger* word, then holds it to a *tag*: a literal ``begin``, a ``content`` format,
+a literal ``end``. Engines that constrain from the first token (xgrammar in vLLM and SGLang) then leave the answer
+free and constrain only the calls, with the tool's JSON schema handled natively.
+
+**Which form.** xgrammar 0.2.x (the version vLLM 0.32 installs) takes ``{"type": "structural_tag", "format":
+{...}}`` with formats ``const_string``, ``json_schema``, ``any_text``, ``grammar`` (EBNF), ``regex``, ``sequence``,
+``or``, ``optional``/``star``/``plus``/``repeat``, ``tag``, ``triggered_tags`` and ``tags_with_separator``, among
+others. The legacy ``{"structures": [...], "triggers": [...]}`` form (one JSON schema between a begin and an end,
+any text around and between calls) is deprecated there, and it cannot say "the calls end the reply": text after a
+call is something autoparser's parser keeps as content *with a warning*, so a tag that allows it would let the
+model write output the parser cannot read cleanly. This module writes the new form only.
+
+**How.** The whole-output grammar of a lazy request (:attr:`GrammarSpec.whole`) is ``lead + until(triggers) +
+optional(section)``: the rest of a reasoning block (or an optional one), free text up to a trigger word, then
+optionally the tool-call section. The structural tag is the same language, lowered node by node:
+
+* ``lead`` becomes formats in a ``sequence`` (``until(D) D`` -> ``tag`` with ``any_text`` ending at ``D``);
+* the free text and the section become one ``triggered_tags`` with ``stop_after_first``: the section is walked
+  from its start through every branch (optional section markers, per-tool alternatives) to the literal that names
+  the tool, so each tool gets a tag whose ``begin`` is the literal text up to and including its name (and the
+  literals right after it); whitespace the grammar allows inside that literal start is written as the template
+  lays it out (the analysed markers' own whitespace; ``": "`` and ``", "`` in JSON), since a begin is one string;
+* the rest of the section is the tag's ``content`` up to its last non-optional literal (the tag's ``end``: a
+  call's or the section's closing marker); what may follow it (more calls, whitespace) follows the
+  ``triggered_tags`` in the sequence. Since the whole section belongs to the first tag, text between or after the
+  calls is not allowed, exactly as in the grammar.
+
+Nodes lower as: literal -> ``const_string``, whitespace -> ``regex`` of at most 64 characters, JSON under a
+schema -> ``json_schema`` (closed objects, bounded whitespace, as the GBNF converter reads it), choice -> ``or``,
+repetition -> ``optional``/``star``/``plus``/``repeat``; anything else (a raw string value under a schema, Python
+literals, character classes) -> ``grammar`` holding autoparser's own GBNF for that node.
+
+Where this does not fit, there is no tag and a reason says why: the request is not tool_choice auto, calls are
+recognised by a regex (bare JSON calls, gpt-oss, functionary v3.2), a tool's name is not reached through literal
+text from a trigger (an id written before the name), or the format writes its whole-output grammar in another
+shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import peg as p
+from ..peg.gbnf_syntax import MAX_SPACE, WS_REGEX
+from ..peg.lark import strict_schema
+from ..peg.nodes import (
+    Atomic,
+    Choice,
+    Commit,
+    Eps,
+    Json,
+    JsonNotKnownInvalid,
+    Literal,
+    Negate,
+    Peek,
+    Recover,
+    Repeat,
+    Rule,
+    Schema,
+    Space,
+    Tag,
+    Until,
+)
+from ..peg.nodes import Sequence as Seq
+
+__all__ = ["NO_TOOLS", "TagContext", "build_structural_tag"]
+
+Format = dict[str, Any]
+
+_JSON_KINDS: dict[str, dict[str, object]] = {
+    "value": {},
+    "object": {"type": "object"},
+    "array": {"type": "array"},
+    "string": {"type": "string"},
+    "number": {"type": "number"},
+    "bool": {"type": "boolean"},
+    "null": {"type": "null"},
+}
+_MAX_BRANCHES = 512  # alternatives explored per section: a guard against a start that fans out combinatorially
+_MAX_BEGIN = 512  # characters of literal text searched for a tool's name (a repetition before it could go on)
+
+
+@dataclass(frozen=True, slots=True)
+class TagContext:
+    """What the structural tag needs besides the grammar: the request's tool names, the analysed markers with
+    their own whitespace (the layout of a begin), and, when no tag can be built whatever the grammar, why."""
+
+    tool_names: tuple[str, ...] = ()
+    markers: tuple[str, ...] = ()
+    unsupported: str = ""
+
+
+NO_TOOLS = TagContext(unsupported="the request has no tools")
+
+
+class _NoTag(Exception):
+    """The grammar cannot be written as a structural tag; the message says why."""
+
+
+def build_structural_tag(
+    whole: p.Parser | None, triggers: Sequence[Any], context: TagContext
+) -> tuple[dict[str, Any] | None, str]:
+    """The structural tag for a lazy request's whole-output grammar ``whole`` with its ``triggers``, or None and
+    the reason there is none."""
+    if context.unsupported:
+        return None, context.unsupported
+    if whole is None:
+        return None, "the request has no whole-output grammar"
+    patterns = [t.value for t in triggers if t.type != "word"]
+    if patterns:
+        return None, f"calls are recognised by a pattern ({patterns[0]}), not by a literal trigger word"
+    words = [t.value for t in triggers]
+    try:
+        return _Builder(context, words).build(whole), ""
+    except _NoTag as why:
+        return None, str(why)
+
+
+@dataclass(frozen=True, slots=True)
+class _Branch:
+    """One way into the section: the literal ``begin`` up to the tool's name, and the nodes after it."""
+
+    tool: str
+    begin: str
+    rest: tuple[p.Parser, ...]
+
+
+class _Builder:
+    def __init__(self, context: TagContext, words: list[str]) -> None:
+        self.tools = context.tool_names
+        self.words = words
+        self.lead_ws: dict[str, str] = {}
+        self.trail_ws: dict[str, str] = {}
+        for marker in context.markers:
+            core = marker.strip()
+            if core:
+                self.lead_ws.setdefault(core, marker[: len(marker) - len(marker.lstrip())])
+                self.trail_ws.setdefault(core, marker[len(marker.rstrip()) :])
+
+    # -- the whole output --------------------------------------------------------------------------------------------
+    def build(self, whole: p.Parser) -> dict[str, Any]:
+        items = list(_items(whole))
+        at = len(items) - 2
+        text, section = (items[at], items[at + 1]) if at >= 0 else (None, None)
+        if not (isinstance(text, Until) and text.delimiters and isinstance(section, Repeat) and _is_optional(section)):
+            raise _NoTag("the format's whole-output grammar is not free text followed by optional calls")
+        lead = self.lower_items(items[:at])
+        tags, after, used = self.section_tags(section.child)
+        excludes = [d for d in text.delimiters if d not in used]
+        triggered: Format = {
+            "type": "triggered_tags",
+            "triggers": used,
+            "tags": tags,
+            "at_least_one": False,
+            "stop_after_first": True,
+        }
+        if excludes:
+            triggered["excludes"] = excludes
+        elements = [*lead, triggered, *after]
+        body = elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
+        return {"type": "structural_tag", "format": body}
+
+    # -- the section -------------------------------------------------------------------------------------------------
+    def section_tags(self, section: p.Parser) -> tuple[list[Format], list[Format], list[str]]:
+        """The tags (one per distinct begin), the formats that may follow the first tag, and the triggers used."""
+        branches = list(self.branches([section]))
+        missing = [t for t in self.tools if not any(b.tool == t for b in branches)]
+        if missing:
+            raise _NoTag(f"no literal text from a trigger leads to the name of tool {missing[0]!r}")
+        split = [self.split(b) for b in branches]
+        # What may follow the first tag is one format for all tags: the most common continuation (ties: the first
+        # branch's). A branch that goes on otherwise keeps only its first part: a subset of the grammar.
+        counts: dict[str, int] = {}
+        for _, _, tail in split:
+            key = json.dumps(tail, sort_keys=True)
+            counts[key] = counts.get(key, 0) + 1
+        chosen = max(counts, key=lambda k: counts[k])
+        after: list[Format] = json.loads(chosen)
+        by_begin: dict[str, tuple[list[Format], str]] = {}
+        for branch, (content, end, _tail) in zip(branches, split, strict=True):
+            known = by_begin.get(branch.begin)
+            if known is None:
+                by_begin[branch.begin] = ([content], end)
+            elif known[1] != end:
+                raise _NoTag(f"two ways to call a tool open with {branch.begin!r} but end differently")
+            elif content not in known[0]:
+                known[0].append(content)
+        used = [w for w in self.words if any(b.startswith(w) for b in by_begin)]
+        tags = []
+        for begin, (contents, end) in by_begin.items():
+            content = contents[0] if len(contents) == 1 else {"type": "or", "elements": contents}
+            if not end and _unbounded(content):
+                raise _NoTag(f"the call opened by {begin!r} has no closing literal after a repeated part")
+            tags.append({"type": "tag", "begin": begin, "content": content, "end": end})
+        return tags, after, used
+
+    def branches(self, pending: list[p.Parser], begin: str = "", space: bool = False) -> Iterator[_Branch]:
+        """Walk the section from its start to each literal that names a tool, through every alternative."""
+        budget = [_MAX_BRANCHES]
+        yield from self._walk(pending, begin, space, budget)
+
+    def _walk(self, pending: list[p.Parser], begin: str, space: bool, budget: list[int]) -> Iterator[_Branch]:
+        if not pending or len(begin) > _MAX_BEGIN:
+            return
+        node, rest = pending[0], pending[1:]
+        match node:
+            case Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
+                yield from self._walk(rest, begin, space, budget)
+            case Space():
+                yield from self._walk(rest, begin, True, budget)
+            case Seq(items=items):
+                yield from self._walk([*items, *rest], begin, space, budget)
+            case Rule(body=body) | Tag(child=body) | Atomic(child=body) | Recover(child=body):
+                yield from self._walk([body, *rest], begin, space, budget)
+            case Choice(items=items):
+                _spend(budget, len(items))
+                for item in items:
+                    yield from self._walk([item, *rest], begin, space, budget)
+            case Repeat(child=child, min=lo, max=hi) if hi != 0:
+                more = [] if hi == 1 else [Repeat(child, max(lo - 1, 0), hi - 1 if hi > 0 else -1)]
+                if lo == 0:
+                    _spend(budget, 2)
+                    yield from self._walk(rest, begin, space, budget)
+                yield from self._walk([child, *more, *rest], begin, space, budget)
+            case Repeat():
+                yield from self._walk(rest, begin, space, budget)
+            case Literal(text=text) if text:
+                begin += self.layout(begin, text) if space and begin else ""
+                begin += text
+                tool = self.named(text)
+                if tool is None:
+                    yield from self._walk(rest, begin, False, budget)
+                    return
+                while rest and isinstance(rest[0], Literal):  # the literals right after the name (``>``)
+                    begin += rest[0].text
+                    rest = rest[1:]
+                if any(begin.startswith(w) for w in self.words):
+                    yield _Branch(tool, begin, tuple(rest))
+            case Literal():
+                yield from self._walk(rest, begin, space, budget)
+            case _:
+                return  # something other than literal text before the name: no begin on this path
+
+    def named(self, text: str) -> str | None:
+        """The tool a literal names: the literal is the name (or the name quoted), else the longest name that
+        stands in it as a whole word (``<｜DSML｜invoke name="get">``, ``[get(``)."""
+        for name in self.tools:
+            if text in (name, json.dumps(name)):
+                return name
+        for name in sorted(self.tools, key=len, reverse=True):
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
+                return name
+        return None
+
+    def layout(self, before: str, after: str) -> str:
+        """The whitespace written between two literals of a begin where the grammar allows any: the template's own
+        (around an analysed marker), one space after a JSON colon or comma, else none."""
+        for core, ws in self.trail_ws.items():
+            if ws and before.endswith(core):
+                return ws
+        ws = self.lead_ws.get(after, "")
+        if ws:
+            return ws
+        if before.endswith((":", ",")) and after[:1] in '"{[-0123456789tfn':
+            return " "
+        return ""
+
+    def split(self, branch: _Branch) -> tuple[Format, str, list[Format]]:
+        """A branch's rest as (content, end, what may follow): the end is the last literal before a part that may
+        be empty (more calls, whitespace), which follows the tag instead."""
+        rest = list(_flatten(branch.rest))
+        cut = len(rest)
+        while cut and _nullable(rest[cut - 1]):
+            cut -= 1
+        head, tail = rest[:cut], rest[cut:]
+        end = ""
+        if head and isinstance(head[-1], Literal):
+            end = head.pop().text
+        content = self.lower_items(head)
+        body: Format = (
+            content[0]
+            if len(content) == 1
+            else {"type": "sequence", "elements": content}
+            if content
+            else {"type": "const_string", "value": ""}
+        )
+        return body, end, self.lower_items(tail)
+
+    # -- lowering ----------------------------------------------------------------------------------------------------
+    def lower_items(self, items: Sequence[p.Parser]) -> list[Format]:
+        """Formats for nodes in sequence (``until(D)`` followed by ``D`` becomes one tag)."""
+        nodes = list(_flatten(items))
+        out: list[Format] = []
+        i = 0
+        while i < len(nodes):
+            node = nodes[i]
+            nxt = nodes[i + 1] if i + 1 < len(nodes) else None
+            if isinstance(node, Until) and isinstance(nxt, Literal) and nxt.text in node.delimiters:
+                others = [d for d in node.delimiters if d != nxt.text]
+                text: Format = {"type": "any_text", "excludes": others} if others else {"type": "any_text"}
+                out.append({"type": "tag", "begin": "", "content": text, "end": nxt.text})
+                i += 2
+                continue
+            lowered = self.lower(node)
+            if lowered is not None:
+                _append(out, lowered)
+            i += 1
+        return out
+
+    def lower(self, node: p.Parser) -> Format | None:
+        """The format for one node, or None for a node that matches only the empty string."""
+        match node:
+            case Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
+                return None
+            case Literal(text=text):
+                return {"type": "const_string", "value": text} if text else None
+            case Space():
+                return {"type": "regex", "pattern": WS_REGEX}
+            case Seq(items=items):
+                parts = self.lower_items(items)
+                return None if not parts else parts[0] if len(parts) == 1 else {"type": "sequence", "elements": parts}
+            case Choice(items=items):
+                alts = [self.lower(item) for item in items]
+                if any(a is None for a in alts):
+                    present = [a for a in alts if a is not None]
+                    if not present:
+                        return None
+                    inner = present[0] if len(present) == 1 else {"type": "or", "elements": present}
+                    return {"type": "optional", "content": inner}
+                return {"type": "or", "elements": alts}
+            case Repeat(child=child, min=lo, max=hi):
+                inner = self.lower(child)
+                if inner is None or hi == 0:
+                    return None
+                if (lo, hi) == (1, 1):
+                    return inner
+                if (lo, hi) == (0, 1):
+                    return {"type": "optional", "content": inner}
+                if (lo, hi) == (0, -1):
+                    return {"type": "star", "content": inner}
+                if (lo, hi) == (1, -1):
+                    return {"type": "plus", "content": inner}
+                return {"type": "repeat", "min": lo, "max": hi, "content": inner}
+            case Rule(body=body) if not _refers(body):
+                return self.lower(body)
+            case Tag(child=child) | Atomic(child=child) | Recover(child=child):
+                return self.lower(child)
+            case Schema(child=Json(flavor="json"), json_schema=schema, raw=False) if isinstance(schema, dict):
+                return _json_schema(schema)
+            case Json(kind=kind, flavor="json"):
+                return _json_schema(_JSON_KINDS[kind])
+        return {"type": "grammar", "grammar": p.to_gbnf(node)}  # autoparser's own GBNF for anything else
+
+
+def _spend(budget: list[int], forks: int) -> None:
+    budget[0] -= forks
+    if budget[0] < 0:
+        raise _NoTag("the section's start has too many alternatives to list as tags")
+
+
+def _json_schema(schema: dict[str, object]) -> Format:
+    return {"type": "json_schema", "json_schema": strict_schema(schema), "max_whitespace_cnt": MAX_SPACE}
+
+
+def _append(out: list[Format], fmt: Format) -> None:
+    """Append, joining adjacent constants and adjacent whitespace (two runs of at most 64 are kept to one)."""
+    last = out[-1] if out else None
+    if last is not None and fmt["type"] == last["type"] == "const_string":
+        out[-1] = {"type": "const_string", "value": last["value"] + fmt["value"]}
+    elif last is not None and fmt == last == {"type": "regex", "pattern": WS_REGEX}:
+        return
+    else:
+        out.append(fmt)
+
+
+def _items(node: p.Parser) -> Iterator[p.Parser]:
+    return _flatten([node])
+
+
+def _flatten(nodes: Sequence[p.Parser]) -> Iterator[p.Parser]:
+    """Nodes in sequence, with nested sequences (and rules around them, which grammars only name) spliced in."""
+    for node in nodes:
+        if isinstance(node, Seq):
+            yield from _flatten(node.items)
+        elif isinstance(node, Eps):
+            continue
+        else:
+            yield node
+
+
+def _is_optional(node: p.Parser) -> bool:
+    return isinstance(node, Repeat) and node.min == 0 and node.max == 1
+
+
+def _nullable(node: p.Parser) -> bool:
+    """Whether ``node`` may match nothing (then it can follow a tag that ended the call)."""
+    match node:
+        case Eps() | Space() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
+            return True
+        case Repeat(min=lo, child=child):
+            return lo == 0 or _nullable(child)
+        case Seq(items=items):
+            return all(_nullable(i) for i in items)
+        case Choice(items=items):
+            return any(_nullable(i) for i in items)
+        case Rule(body=child) | Tag(child=child) | Atomic(child=child) | Recover(child=child):
+            return _nullable(child)
+        case Literal(text=text):
+            return not text
+    return False
+
+
+def _unbounded(fmt: Format) -> bool:
+    """Whether a format repeats without bound outside a closed tag, a JSON value or a grammar: xgrammar 0.2 needs
+    a non-empty end after such content ("When the content is unlimited, at least one end string must be
+    non-empty")."""
+    kind = fmt["type"]
+    if kind in ("star", "plus", "any_text") or (kind == "repeat" and fmt["max"] == -1):
+        return True
+    if kind in ("sequence", "or"):
+        return any(_unbounded(e) for e in fmt["elements"])
+    if kind in ("optional", "repeat"):
+        return _unbounded(fmt["content"])
+    return False
+
+
+def _refers(node: p.Parser) -> bool:
+    """Whether a rule body refers to rules by name (recursion): it is then written as GBNF, whole."""
+    from ..peg.graph import walk
+    from ..peg.nodes import Ref
+
+    return any(isinstance(n, Ref) for n in walk(node))
+
