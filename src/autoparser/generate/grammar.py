@@ -34,7 +34,7 @@ from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string, string_part
-from .structural_tag import NO_TOOLS, TagContext, build_structural_tag
+from .structural_tag import build_structural_tag
 from .tools_json import field_key, member_key
 
 __all__ = [
@@ -77,7 +77,7 @@ class GrammarSpec:
     thinking_start_tag: str = ""
     thinking_end_tag: str = ""
     whole: p.Parser | None = None  # a lazy grammar's whole-output counterpart (free text and/or the calls)
-    tag_context: TagContext = NO_TOOLS  # what :attr:`structural_tag` needs besides the grammar
+    no_tag: str = "the request has no tools"  # why a request gets no :attr:`structural_tag` ("" when it may)
 
     @functools.cached_property
     def gbnf(self) -> str | None:
@@ -111,9 +111,9 @@ class GrammarSpec:
 
     @functools.cached_property
     def _structural(self) -> tuple[dict[str, object] | None, str]:
-        if not self.lazy:
-            return None, self.tag_context.unsupported or "the request is not tool_choice='auto'"
-        return build_structural_tag(self.whole, self.triggers, self.tag_context)
+        if self.no_tag or not self.lazy:
+            return None, self.no_tag or "the request has no lazy grammar"
+        return build_structural_tag(self.whole, self.triggers)
 
     @property
     def structural_tag(self) -> dict[str, object] | None:
@@ -328,7 +328,7 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
         preserved_tokens=analysis.preserved_tokens,
         thinking_start_tag=start,
         thinking_end_tag=end,
-        tag_context=_tag_context(analysis, request),
+        no_tag=_no_tag(request),
     )
     if analysis.format == GENERIC:
         return dataclasses.replace(_generic_grammar(analysis, request), **_extras(base))
@@ -347,25 +347,15 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     return dataclasses.replace(_format_grammar(contributed, request), **_extras(base))
 
 
-def _tag_context(analysis: TemplateAnalysis, request: ParseRequest) -> TagContext:
-    """What :mod:`.structural_tag` needs besides the grammar; ``unsupported`` says why a request gets no tag."""
+def _no_tag(request: ParseRequest) -> str:
+    """Why ``request`` gets no structural tag whatever its format ("" when it may get one)."""
     if request.json_schema is not None:
-        unsupported = "a json_schema request: the answer is one JSON value, use `full_grammar` (or a JSON schema)"
-    elif not request.tools_enabled:
-        unsupported = "the request has no tools"
-    elif request.tool_choice != "auto":
-        unsupported = "tool_choice is not 'auto': `grammar` constrains the whole output from the first token"
-    else:
-        unsupported = ""
-    tools, reasoning, content = analysis.tools, analysis.reasoning, analysis.content
-    fmt, fn, args = tools.format, tools.function, tools.arguments
-    markers = (
-        fmt.section_start, fmt.per_call_start, fn.name_prefix, fn.name_suffix, tools.call_id.prefix,
-        tools.call_id.suffix, args.start, args.name_prefix, args.name_suffix, args.value_prefix, fn.close,
-        fmt.per_call_end, fmt.section_end, reasoning.start, reasoning.end, content.start, content.end,
-    )  # fmt: skip
-    names = tuple(dict.fromkeys(t.name for t in request.tools))
-    return TagContext(tool_names=names, markers=tuple(m for m in markers if m.strip()), unsupported=unsupported)
+        return "a json_schema request: the answer is one JSON value (use `full_grammar`, or the schema itself)"
+    if not request.tools_enabled:
+        return "the request has no tools"
+    if request.tool_choice != "auto":
+        return "tool_choice is not 'auto': `grammar` constrains the whole output from the first token"
+    return ""
 
 
 def _whole(body: p.Parser) -> GrammarSpec:
@@ -384,7 +374,7 @@ def _extras(spec: GrammarSpec) -> dict[str, object]:
         "preserved_tokens": spec.preserved_tokens,
         "thinking_start_tag": spec.thinking_start_tag,
         "thinking_end_tag": spec.thinking_end_tag,
-        "tag_context": spec.tag_context,
+        "no_tag": spec.no_tag,
     }
 
 

@@ -42,13 +42,13 @@ shape.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import peg as p
 from ..peg.gbnf_syntax import MAX_SPACE, WS_REGEX
+from ..peg.graph import describe, walk
 from ..peg.lark import strict_schema
 from ..peg.nodes import (
     Atomic,
@@ -61,6 +61,7 @@ from ..peg.nodes import (
     Negate,
     Peek,
     Recover,
+    Ref,
     Repeat,
     Rule,
     Schema,
@@ -70,7 +71,7 @@ from ..peg.nodes import (
 )
 from ..peg.nodes import Sequence as Seq
 
-__all__ = ["NO_TOOLS", "TagContext", "build_structural_tag"]
+__all__ = ["build_structural_tag"]
 
 Format = dict[str, Any]
 
@@ -84,69 +85,42 @@ _JSON_KINDS: dict[str, dict[str, object]] = {
     "null": {"type": "null"},
 }
 _MAX_BRANCHES = 512  # alternatives explored per section: a guard against a start that fans out combinatorially
-_MAX_BEGIN = 512  # characters of literal text searched for a tool's name (a repetition before it could go on)
-
-
-@dataclass(frozen=True, slots=True)
-class TagContext:
-    """What the structural tag needs besides the grammar: the request's tool names, the analysed markers with
-    their own whitespace (the layout of a begin), and, when no tag can be built whatever the grammar, why."""
-
-    tool_names: tuple[str, ...] = ()
-    markers: tuple[str, ...] = ()
-    unsupported: str = ""
-
-
-NO_TOOLS = TagContext(unsupported="the request has no tools")
 
 
 class _NoTag(Exception):
     """The grammar cannot be written as a structural tag; the message says why."""
 
 
-def build_structural_tag(
-    whole: p.Parser | None, triggers: Sequence[Any], context: TagContext
-) -> tuple[dict[str, Any] | None, str]:
+def build_structural_tag(whole: p.Parser | None, triggers: Sequence[Any]) -> tuple[dict[str, Any] | None, str]:
     """The structural tag for a lazy request's whole-output grammar ``whole`` with its ``triggers``, or None and
     the reason there is none."""
-    if context.unsupported:
-        return None, context.unsupported
     if whole is None:
-        return None, "the request has no whole-output grammar"
+        return None, "the format has no whole-output grammar"
     patterns = [t.value for t in triggers if t.type != "word"]
     if patterns:
         return None, f"calls are recognised by a pattern ({patterns[0]}), not by a literal trigger word"
-    words = [t.value for t in triggers]
     try:
-        return _Builder(context, words).build(whole), ""
+        return _Builder([t.value for t in triggers]).build(whole), ""
     except _NoTag as why:
         return None, str(why)
 
 
 @dataclass(frozen=True, slots=True)
 class _Branch:
-    """One way into the section: the literal ``begin`` up to the tool's name, and the nodes after it."""
+    """One way into the section: its literal ``begin`` (a trigger word and the literals right after it) and the
+    nodes after that."""
 
-    tool: str
     begin: str
     rest: tuple[p.Parser, ...]
 
 
 class _Builder:
-    def __init__(self, context: TagContext, words: list[str]) -> None:
-        self.tools = context.tool_names
+    def __init__(self, words: list[str]) -> None:
         self.words = words
-        self.lead_ws: dict[str, str] = {}
-        self.trail_ws: dict[str, str] = {}
-        for marker in context.markers:
-            core = marker.strip()
-            if core:
-                self.lead_ws.setdefault(core, marker[: len(marker) - len(marker.lstrip())])
-                self.trail_ws.setdefault(core, marker[len(marker.rstrip()) :])
 
     # -- the whole output --------------------------------------------------------------------------------------------
     def build(self, whole: p.Parser) -> dict[str, Any]:
-        items = list(_items(whole))
+        items = list(_flatten([whole]))
         at = len(items) - 2
         text, section = (items[at], items[at + 1]) if at >= 0 else (None, None)
         if not (isinstance(text, Until) and text.delimiters and isinstance(section, Repeat) and _is_optional(section)):
@@ -169,13 +143,13 @@ class _Builder:
 
     # -- the section -------------------------------------------------------------------------------------------------
     def section_tags(self, section: p.Parser) -> tuple[list[Format], list[Format], list[str]]:
-        """The tags (one per distinct begin), the formats that may follow the first tag, and the triggers used."""
-        branches = list(self.branches([section]))
-        missing = [t for t in self.tools if not any(b.tool == t for b in branches)]
-        if missing:
-            raise _NoTag(f"no literal text from a trigger leads to the name of tool {missing[0]!r}")
+        """The tags (one per trigger word the section can start with), the formats that may follow the tag, and the
+        trigger words used."""
+        branches = list(self._walk([section], [_MAX_BRANCHES]))
+        if not branches:
+            raise _NoTag("the tool-call section does not start with a trigger word")
         split = [self.split(b) for b in branches]
-        # What may follow the first tag is one format for all tags: the most common continuation (ties: the first
+        # What may follow the tag is one format for all tags: the most common continuation (ties: the first
         # branch's). A branch that goes on otherwise keeps only its first part: a subset of the grammar.
         counts: dict[str, int] = {}
         for _, _, tail in split:
@@ -189,88 +163,53 @@ class _Builder:
             if known is None:
                 by_begin[branch.begin] = ([content], end)
             elif known[1] != end:
-                raise _NoTag(f"two ways to call a tool open with {branch.begin!r} but end differently")
+                raise _NoTag(f"the section opens with {branch.begin!r} in two ways that end differently")
             elif content not in known[0]:
                 known[0].append(content)
-        used = [w for w in self.words if any(b.startswith(w) for b in by_begin)]
         tags = []
         for begin, (contents, end) in by_begin.items():
             content = contents[0] if len(contents) == 1 else {"type": "or", "elements": contents}
             if not end and _unbounded(content):
-                raise _NoTag(f"the call opened by {begin!r} has no closing literal after a repeated part")
+                raise _NoTag(f"the calls after {begin!r} repeat without a closing literal to end a tag")
             tags.append({"type": "tag", "begin": begin, "content": content, "end": end})
+        used = [w for w in self.words if any(b.startswith(w) for b in by_begin)]
         return tags, after, used
 
-    def branches(self, pending: list[p.Parser], begin: str = "", space: bool = False) -> Iterator[_Branch]:
-        """Walk the section from its start to each literal that names a tool, through every alternative."""
-        budget = [_MAX_BRANCHES]
-        yield from self._walk(pending, begin, space, budget)
-
-    def _walk(self, pending: list[p.Parser], begin: str, space: bool, budget: list[int]) -> Iterator[_Branch]:
-        if not pending or len(begin) > _MAX_BEGIN:
+    def _walk(self, pending: list[p.Parser], budget: list[int]) -> Iterator[_Branch]:
+        """Walk the section from its start, through every alternative, to the first literal: a trigger word."""
+        if not pending:
             return
         node, rest = pending[0], pending[1:]
         match node:
-            case Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
-                yield from self._walk(rest, begin, space, budget)
-            case Space():
-                yield from self._walk(rest, begin, True, budget)
+            case Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid() | Space():
+                yield from self._walk(rest, budget)  # whitespace before the trigger is free text
             case Seq(items=items):
-                yield from self._walk([*items, *rest], begin, space, budget)
+                yield from self._walk([*items, *rest], budget)
             case Rule(body=body) | Tag(child=body) | Atomic(child=body) | Recover(child=body):
-                yield from self._walk([body, *rest], begin, space, budget)
+                yield from self._walk([body, *rest], budget)
             case Choice(items=items):
                 _spend(budget, len(items))
                 for item in items:
-                    yield from self._walk([item, *rest], begin, space, budget)
+                    yield from self._walk([item, *rest], budget)
             case Repeat(child=child, min=lo, max=hi) if hi != 0:
                 more = [] if hi == 1 else [Repeat(child, max(lo - 1, 0), hi - 1 if hi > 0 else -1)]
                 if lo == 0:
                     _spend(budget, 2)
-                    yield from self._walk(rest, begin, space, budget)
-                yield from self._walk([child, *more, *rest], begin, space, budget)
+                    yield from self._walk(rest, budget)
+                yield from self._walk([child, *more, *rest], budget)
             case Repeat():
-                yield from self._walk(rest, begin, space, budget)
+                yield from self._walk(rest, budget)
             case Literal(text=text) if text:
-                begin += self.layout(begin, text) if space and begin else ""
-                begin += text
-                tool = self.named(text)
-                if tool is None:
-                    yield from self._walk(rest, begin, False, budget)
-                    return
-                while rest and isinstance(rest[0], Literal):  # the literals right after the name (``>``)
-                    begin += rest[0].text
+                if not any(text.startswith(w) for w in self.words):
+                    raise _NoTag(f"the tool-call section can start with {text!r}, which is no trigger word")
+                while rest and isinstance(rest[0], Literal):  # literals right after it belong to the begin
+                    text += rest[0].text
                     rest = rest[1:]
-                if any(begin.startswith(w) for w in self.words):
-                    yield _Branch(tool, begin, tuple(rest))
+                yield _Branch(text, tuple(rest))
             case Literal():
-                yield from self._walk(rest, begin, space, budget)
+                yield from self._walk(rest, budget)
             case _:
-                return  # something other than literal text before the name: no begin on this path
-
-    def named(self, text: str) -> str | None:
-        """The tool a literal names: the literal is the name (or the name quoted), else the longest name that
-        stands in it as a whole word (``<｜DSML｜invoke name="get">``, ``[get(``)."""
-        for name in self.tools:
-            if text in (name, json.dumps(name)):
-                return name
-        for name in sorted(self.tools, key=len, reverse=True):
-            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
-                return name
-        return None
-
-    def layout(self, before: str, after: str) -> str:
-        """The whitespace written between two literals of a begin where the grammar allows any: the template's own
-        (around an analysed marker), one space after a JSON colon or comma, else none."""
-        for core, ws in self.trail_ws.items():
-            if ws and before.endswith(core):
-                return ws
-        ws = self.lead_ws.get(after, "")
-        if ws:
-            return ws
-        if before.endswith((":", ",")) and after[:1] in '"{[-0123456789tfn':
-            return " "
-        return ""
+                raise _NoTag(f"the tool-call section can start with {describe(node)}, not with a trigger word")
 
     def split(self, branch: _Branch) -> tuple[Format, str, list[Format]]:
         """A branch's rest as (content, end, what may follow): the end is the last literal before a part that may
@@ -302,8 +241,9 @@ class _Builder:
         while i < len(nodes):
             node = nodes[i]
             nxt = nodes[i + 1] if i + 1 < len(nodes) else None
-            if isinstance(node, Until) and isinstance(nxt, Literal) and nxt.text in node.delimiters:
-                others = [d for d in node.delimiters if d != nxt.text]
+            until = _plain_until(node)
+            if until is not None and isinstance(nxt, Literal) and nxt.text in until.delimiters:
+                others = [d for d in until.delimiters if d != nxt.text]
                 text: Format = {"type": "any_text", "excludes": others} if others else {"type": "any_text"}
                 out.append({"type": "tag", "begin": "", "content": text, "end": nxt.text})
                 i += 2
@@ -315,7 +255,11 @@ class _Builder:
         return out
 
     def lower(self, node: p.Parser) -> Format | None:
-        """The format for one node, or None for a node that matches only the empty string."""
+        """The format for one node, or None for a node that matches only the empty string. A part with nothing
+        xgrammar reads natively (JSON under a schema, text up to a delimiter) but something it cannot (Python
+        literals, a constrained raw string) is one ``grammar``: its shared rules are then written once."""
+        if _leaf_kinds(node) == {"other"} or _leaf_kinds(node) == {"other", "plain"}:
+            return {"type": "grammar", "grammar": p.to_gbnf(node)}
         match node:
             case Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
                 return None
@@ -359,6 +303,42 @@ class _Builder:
         return {"type": "grammar", "grammar": p.to_gbnf(node)}  # autoparser's own GBNF for anything else
 
 
+_TEXT_CONSTRAINTS = frozenset(
+    {"enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref", "not"}
+)
+
+
+def _plain_until(node: p.Parser) -> Until | None:
+    """``node`` as text up to a delimiter: an ``until`` itself, or a raw string value whose schema does not limit
+    its text (the GBNF converter writes the same exclusion pattern for both)."""
+    if isinstance(node, Until) and node.delimiters:
+        return node
+    if isinstance(node, Schema) and node.raw and isinstance(node.child, Until) and node.child.delimiters:
+        schema = node.json_schema
+        if schema is None or (isinstance(schema, dict) and _TEXT_CONSTRAINTS.isdisjoint(schema)):
+            return node.child
+    return None
+
+
+def _leaf_kinds(node: p.Parser) -> set[str]:
+    """What the leaves under ``node`` are: "native" (JSON, text up to a delimiter), "plain" (literals,
+    whitespace) or "other"."""
+    kinds: set[str] = set()
+    for n in walk(node):
+        match n:
+            case Schema(child=Json(flavor="json"), raw=False) | Json(flavor="json") | Until():
+                kinds.add("native")
+            case Schema() if _plain_until(n) is not None:
+                kinds.add("native")
+            case Literal() | Space() | Eps() | Peek() | Negate() | Commit() | JsonNotKnownInvalid():
+                kinds.add("plain")
+            case Seq() | Choice() | Repeat() | Rule() | Tag() | Atomic() | Recover() | Schema():
+                pass
+            case _:
+                kinds.add("other")
+    return kinds
+
+
 def _spend(budget: list[int], forks: int) -> None:
     budget[0] -= forks
     if budget[0] < 0:
@@ -378,10 +358,6 @@ def _append(out: list[Format], fmt: Format) -> None:
         return
     else:
         out.append(fmt)
-
-
-def _items(node: p.Parser) -> Iterator[p.Parser]:
-    return _flatten([node])
 
 
 def _flatten(nodes: Sequence[p.Parser]) -> Iterator[p.Parser]:
@@ -433,8 +409,5 @@ def _unbounded(fmt: Format) -> bool:
 
 def _refers(node: p.Parser) -> bool:
     """Whether a rule body refers to rules by name (recursion): it is then written as GBNF, whole."""
-    from ..peg.graph import walk
-    from ..peg.nodes import Ref
-
     return any(isinstance(n, Ref) for n in walk(node))
 
