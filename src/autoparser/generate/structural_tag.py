@@ -152,11 +152,12 @@ class _Builder:
         # What may follow the tag is one format for all tags: the most common continuation (ties: the first
         # branch's). A branch that goes on otherwise keeps only its first part: a subset of the grammar.
         counts: dict[str, int] = {}
+        tails: dict[str, list[Format]] = {}
         for _, _, tail in split:
-            key = json.dumps(tail, sort_keys=True)
+            key = json.dumps(tail)  # (key order kept: a schema's property order is the order it asks for)
             counts[key] = counts.get(key, 0) + 1
-        chosen = max(counts, key=lambda k: counts[k])
-        after: list[Format] = json.loads(chosen)
+            tails.setdefault(key, tail)
+        after = tails[max(counts, key=lambda k: counts[k])]
         by_begin: dict[str, tuple[list[Format], str]] = {}
         for branch, (content, end, _tail) in zip(branches, split, strict=True):
             known = by_begin.get(branch.begin)
@@ -410,4 +411,3 @@ def _unbounded(fmt: Format) -> bool:
 def _refers(node: p.Parser) -> bool:
     """Whether a rule body refers to rules by name (recursion): it is then written as GBNF, whole."""
     return any(isinstance(n, Ref) for n in walk(node))
-
