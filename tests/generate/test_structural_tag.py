@@ -382,3 +382,62 @@ def test_a_call_may_not_start_inside_the_reasoning() -> None:
     call = "<tool_call>\n<function=get>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>"
     assert gbnf_recognizer.accepts(gbnf, "I will use <tool_call> now.\n</think>\n\n" + call)
     assert not gbnf_recognizer.accepts(gbnf, call)  # the block must be closed first
+
+
+# --- the lowering on hand-built grammars (shapes no bundled template has) -------------------------------------------
+
+
+def _build(section: Any, words: tuple[str, ...] = ("<t>",)) -> tuple[dict[str, Any] | None, str]:
+    from autoparser import peg as p
+    from autoparser.generate.grammar import Trigger
+    from autoparser.generate.structural_tag import build_structural_tag
+
+    whole = p.until_one_of(list(words)) + p.optional(section)
+    return build_structural_tag(whole, tuple(Trigger("word", w) for w in words))
+
+
+def test_shapes_that_get_no_tag_say_why() -> None:
+    from autoparser import peg as p
+    from autoparser.generate.grammar import Trigger
+    from autoparser.generate.structural_tag import build_structural_tag
+
+    args = p.schema(p.json(), "args", {"type": "object"})
+    assert build_structural_tag(None, (Trigger("word", "<t>"),))[1] == "the format has no whole-output grammar"
+    assert "not free text" in build_structural_tag(args, (Trigger("word", "<t>"),))[1]
+    assert "no trigger word" in _build(p.literal("<u>") + args)[1]
+    assert "JSON" in _build(args)[1]
+    assert "repeat without a closing literal" in _build("<t>" + p.zero_or_more("a") + args)[1]
+    ends = p.choice(p.literal("<t>") + args + "</t>", p.literal("<t>") + args + "</u>")
+    assert "end differently" in _build(ends)[1]
+    many = p.choice(*(p.literal(f"<t>{i}") for i in range(600)))
+    assert "too many alternatives" in _build(p.sequence(many, many))[1]
+
+
+def test_optional_and_repeated_starts_become_tags_of_their_own() -> None:
+    """An optional section marker before per-call markers (Kimi's shape): one tag per way the section opens."""
+    from autoparser import peg as p
+
+    call = (
+        p.literal("<c>") + p.literal("f") + p.repeat("x", 2, 3) + p.schema(p.json(), "a", {"type": "object"}) + "</c>"
+    )
+    section = p.repeat(p.literal("<s>"), 0, 1) + p.one_or_more(call) + "!"
+    tag, reason = _build(section, ("<s>", "<c>"))
+    assert tag is not None, reason
+    begins = [t["begin"] for t in _triggered(tag)["tags"]]
+    assert begins == ["<c>f", "<s>"]
+    gbnf = tag_gbnf(tag)
+    assert gbnf_recognizer.accepts(gbnf, 'hi <s><c>fxx{"a": 1}</c>!')
+    assert gbnf_recognizer.accepts(gbnf, "<c>fxxx{}</c><c>fxx{}</c>!")
+    assert not gbnf_recognizer.accepts(gbnf, "<c>fx{}</c>!")
+    assert not gbnf_recognizer.accepts(gbnf, "<c>fxx{}</c>")
+
+
+def test_recursive_rules_are_written_as_grammar() -> None:
+    from autoparser import peg as p
+
+    nested = p.rule("item", p.choice("a", p.literal("(") + p.ref("item") + ")"))
+    tag, reason = _build(p.literal("<t>") + nested + "</t>")
+    assert tag is not None, reason
+    content = _triggered(tag)["tags"][0]["content"]
+    assert content["type"] == "grammar"
+    assert gbnf_recognizer.accepts(tag_gbnf(tag), "<t>((a))</t>")
