@@ -351,7 +351,12 @@ def _json_schema(schema: dict[str, object]) -> Format:
 
 
 def _append(out: list[Format], fmt: Format) -> None:
-    """Append, joining adjacent constants and adjacent whitespace (two runs of at most 64 are kept to one)."""
+    """Append, splicing a sequence into its parent and joining adjacent constants and adjacent whitespace (two
+    runs of at most 64 are kept to one: a subset of the grammar, which allows up to 128 there)."""
+    if fmt["type"] == "sequence":
+        for element in fmt["elements"]:
+            _append(out, element)
+        return
     last = out[-1] if out else None
     if last is not None and fmt["type"] == last["type"] == "const_string":
         out[-1] = {"type": "const_string", "value": last["value"] + fmt["value"]}
