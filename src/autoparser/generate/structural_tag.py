@@ -19,24 +19,29 @@ optionally the tool-call section. The structural tag is the same language, lower
 
 * ``lead`` becomes formats in a ``sequence`` (``until(D) D`` -> ``tag`` with ``any_text`` ending at ``D``);
 * the free text and the section become one ``triggered_tags`` with ``stop_after_first``: the section is walked
-  from its start through every branch (optional section markers, per-tool alternatives) to the literal that names
-  the tool, so each tool gets a tag whose ``begin`` is the literal text up to and including its name (and the
-  literals right after it); whitespace the grammar allows inside that literal start is written as the template
-  lays it out (the analysed markers' own whitespace; ``": "`` and ``", "`` in JSON), since a begin is one string;
-* the rest of the section is the tag's ``content`` up to its last non-optional literal (the tag's ``end``: a
-  call's or the section's closing marker); what may follow it (more calls, whitespace) follows the
-  ``triggered_tags`` in the sequence. Since the whole section belongs to the first tag, text between or after the
-  calls is not allowed, exactly as in the grammar.
+  from its start through every branch (an optional section marker gives two) to its first literal, a trigger word;
+  each distinct start (the word and the literals right after it) is a tag whose ``begin`` is that text;
+* the rest of the section is the tag's ``content`` up to the last literal that something non-optional precedes
+  (the tag's ``end``: a call's or the section's closing marker); what may follow it (more calls, whitespace)
+  follows the ``triggered_tags`` in the sequence. The calls are the first tag and what follows it, so text between
+  or after them is not allowed, exactly as in the grammar.
+
+The tools are told apart inside a tag (an ``or`` over the tools' alternatives), not by one tag per tool: a
+``begin`` is one string, but the grammar allows whitespace between a section marker and a tool's name, so a
+per-tool begin would have to guess the template's layout (pretty-printed JSON defeats the guess), and where the
+calls go on inside the tag (up to a section end) every tag would repeat every tool.
 
 Nodes lower as: literal -> ``const_string``, whitespace -> ``regex`` of at most 64 characters, JSON under a
 schema -> ``json_schema`` (closed objects, bounded whitespace, as the GBNF converter reads it), choice -> ``or``,
 repetition -> ``optional``/``star``/``plus``/``repeat``; anything else (a raw string value under a schema, Python
 literals, character classes) -> ``grammar`` holding autoparser's own GBNF for that node.
 
-Where this does not fit, there is no tag and a reason says why: the request is not tool_choice auto, calls are
-recognised by a regex (bare JSON calls, gpt-oss, functionary v3.2), a tool's name is not reached through literal
-text from a trigger (an id written before the name), or the format writes its whole-output grammar in another
-shape.
+Where this does not fit, there is no tag and a reason says why: calls recognised by a regex (bare JSON calls,
+gpt-oss, functionary v3.2), a section that starts with something other than a trigger word, a whole-output grammar
+of another shape, or calls that repeat up to the end of the output with no closing literal for a tag to end on (a
+tag whose content repeats needs a non-empty end in xgrammar 0.2). The result is the grammar's language or a subset
+of it (two adjacent whitespace runs become one; where two ways into the section go on differently after their first
+part, neither goes on), never wider.
 """
 
 from __future__ import annotations
@@ -149,15 +154,11 @@ class _Builder:
         if not branches:
             raise _NoTag("the tool-call section does not start with a trigger word")
         split = [self.split(b) for b in branches]
-        # What may follow the tag is one format for all tags: the most common continuation (ties: the first
-        # branch's). A branch that goes on otherwise keeps only its first part: a subset of the grammar.
-        counts: dict[str, int] = {}
-        tails: dict[str, list[Format]] = {}
-        for _, _, tail in split:
-            key = json.dumps(tail)  # (key order kept: a schema's property order is the order it asks for)
-            counts[key] = counts.get(key, 0) + 1
-            tails.setdefault(key, tail)
-        after = tails[max(counts, key=lambda k: counts[k])]
+        # What may follow the tag is one format for all tags. Where the ways into the section go on differently
+        # (Kimi: more calls, or whitespace after the section's end), none goes on: each keeps its first part only,
+        # a subset of the grammar (any one continuation after another way's tag could be wider than it).
+        tails = {json.dumps(tail) for _, _, tail in split}  # (key order kept: a schema's order is the one it asks)
+        after = split[0][2] if len(tails) == 1 else []
         by_begin: dict[str, tuple[list[Format], str]] = {}
         for branch, (content, end, _tail) in zip(branches, split, strict=True):
             known = by_begin.get(branch.begin)
@@ -367,7 +368,7 @@ def _append(out: list[Format], fmt: Format) -> None:
 
 
 def _flatten(nodes: Sequence[p.Parser]) -> Iterator[p.Parser]:
-    """Nodes in sequence, with nested sequences (and rules around them, which grammars only name) spliced in."""
+    """Nodes in sequence, with nested sequences spliced in."""
     for node in nodes:
         if isinstance(node, Seq):
             yield from _flatten(node.items)
