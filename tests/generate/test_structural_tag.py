@@ -361,6 +361,8 @@ def test_requests_without_a_tag_say_why() -> None:
     assert "no tools" in cases["no tools"].structural_tag_reason
     auto = tmpl.apply(USER, tools=TOOLS)
     assert auto.structural_tag is not None and auto.structural_tag_reason == ""
+    no_calls = ChatTemplate.load("google-gemma-2-2b-it").apply(USER, tools=TOOLS)  # its template writes no calls
+    assert no_calls.structural_tag is None and "no tool-call format" in no_calls.structural_tag_reason
 
 
 def test_a_single_call_request_allows_one_call() -> None:

@@ -112,7 +112,7 @@ class GrammarSpec:
     @functools.cached_property
     def _structural(self) -> tuple[dict[str, object] | None, str]:
         if self.no_tag or not self.lazy:
-            return None, self.no_tag or "the request has no lazy grammar"
+            return None, self.no_tag or "the template shows no tool-call format to constrain"
         return build_structural_tag(self.whole, self.triggers)
 
     @property
