@@ -66,6 +66,21 @@ class ChatParams:
         return self._grammar.full_lark
 
     @property
+    def structural_tag(self) -> dict[str, object] | None:
+        """The whole-output grammar of a ``tool_choice="auto"`` request as an xgrammar structural tag (a
+        JSON-serialisable dict in xgrammar 0.2's ``{"type": "structural_tag", "format": ...}`` form), or None
+        (:attr:`structural_tag_reason` says why). Free text until a trigger word, then the calls, each held to
+        its tool's schema; nothing after the calls. vLLM: ``extra_body={"structured_outputs": {"structural_tag":
+        json.dumps(params.structural_tag)}}``; xgrammar: ``GrammarCompiler.compile_structural_tag(...)``."""
+        return self._grammar.structural_tag
+
+    @property
+    def structural_tag_reason(self) -> str:
+        """Why there is no :attr:`structural_tag`: "" when there is one (e.g. "the request has no tools", "calls
+        are recognised by a pattern ..., not by a literal trigger word")."""
+        return self._grammar.structural_tag_reason
+
+    @property
     def grammar_lazy(self) -> bool:
         """Whether :attr:`grammar` applies only once one of :attr:`grammar_triggers` fired (tool_choice auto)."""
         return self._grammar.lazy

@@ -35,6 +35,7 @@ from .markers import core, flex
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string, string_part
+from .structural_tag import build_structural_tag
 from .tools_json import field_key, member_key
 
 __all__ = [
@@ -77,6 +78,7 @@ class GrammarSpec:
     thinking_start_tag: str = ""
     thinking_end_tag: str = ""
     whole: p.Parser | None = None  # a lazy grammar's whole-output counterpart (free text and/or the calls)
+    no_tag: str = "the request has no tools"  # why a request gets no :attr:`structural_tag` ("" when it may)
 
     @functools.cached_property
     def gbnf(self) -> str | None:
@@ -107,6 +109,22 @@ class GrammarSpec:
         if not self.lazy:
             return self.lark
         return None if self.whole is None else p.to_lark(self.whole)
+
+    @functools.cached_property
+    def _structural(self) -> tuple[dict[str, object] | None, str]:
+        if self.no_tag or not self.lazy:
+            return None, self.no_tag or "the template shows no tool-call format to constrain"
+        return build_structural_tag(self.whole, self.triggers)
+
+    @property
+    def structural_tag(self) -> dict[str, object] | None:
+        """The whole-output grammar as an xgrammar structural tag (see :mod:`.structural_tag`), or None."""
+        return self._structural[0]
+
+    @property
+    def structural_tag_reason(self) -> str:
+        """Why there is no :attr:`structural_tag` ("" when there is one)."""
+        return self._structural[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,7 +404,12 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     """The grammar, triggers, preserved tokens and reasoning tags for ``request`` (cached)."""
     reasoning = analysis.reasoning
     start, end = (reasoning.start.strip(), reasoning.end.strip()) if reasoning.enabled else ("", "")
-    base = GrammarSpec(preserved_tokens=analysis.preserved_tokens, thinking_start_tag=start, thinking_end_tag=end)
+    base = GrammarSpec(
+        preserved_tokens=analysis.preserved_tokens,
+        thinking_start_tag=start,
+        thinking_end_tag=end,
+        no_tag=_no_tag(request),
+    )
     if analysis.format == GENERIC:
         return dataclasses.replace(_generic_grammar(analysis, request), **_extras(base))
     from .formats import dedicated_grammar  # formats build on this module
@@ -402,6 +425,17 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
             base, thinking_start_tag=contributed.thinking_tags[0], thinking_end_tag=contributed.thinking_tags[1]
         )
     return dataclasses.replace(_format_grammar(contributed, analysis, request), **_extras(base))
+
+
+def _no_tag(request: ParseRequest) -> str:
+    """Why ``request`` gets no structural tag whatever its format ("" when it may get one)."""
+    if request.json_schema is not None:
+        return "a json_schema request: the answer is one JSON value (use `full_grammar`, or the schema itself)"
+    if not request.tools_enabled:
+        return "the request has no tools"
+    if request.tool_choice != "auto":
+        return "tool_choice is not 'auto': `grammar` constrains the whole output from the first token"
+    return ""
 
 
 def _whole(body: p.Parser) -> GrammarSpec:
@@ -420,6 +454,7 @@ def _extras(spec: GrammarSpec) -> dict[str, object]:
         "preserved_tokens": spec.preserved_tokens,
         "thinking_start_tag": spec.thinking_start_tag,
         "thinking_end_tag": spec.thinking_end_tag,
+        "no_tag": spec.no_tag,
     }
 
 
