@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.generate.grammar import markup
 from autoparser.peg import gbnf_syntax
 from autoparser.peg.lark import strict_schema
 
@@ -279,7 +280,13 @@ def test_a_tag_or_a_reason(name: str) -> None:
     triggered = _triggered(tag)
     words = {t.value for t in params.grammar_triggers if t.type == "word"}
     assert triggered["triggers"] and set(triggered["triggers"]) <= words
-    assert set(triggered.get("excludes", [])) <= words | {params.thinking_start_tag} | _reasoning_starts(name)
+    # Free text holds no trigger, no reasoning start and no marker the parser reads as structure (a declared
+    # name right before its arguments among them).
+    names = [t["function"]["name"] for t in TOOLS]
+    markers = markup(ChatTemplate.load(name).analysis, params._generated.request)
+    allowed = words | {params.thinking_start_tag} | _reasoning_starts(name) | set(markers)
+    excluded = {e for e in triggered.get("excludes", []) if not any(e.startswith(n) for n in names)}
+    assert excluded <= allowed, excluded - allowed
     for one in triggered["tags"]:
         assert any(one["begin"].startswith(w) for w in triggered["triggers"]), one["begin"]
     text = json.dumps(tag, ensure_ascii=False)
