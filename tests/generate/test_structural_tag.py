@@ -37,25 +37,6 @@ Format = dict[str, Any]
 # (TEMPLATE_SPELLINGS): none so far.
 TAG_SPELLINGS: dict[str, str] = {}
 
-# Where the whole-output grammar itself (and so the tag, its lowering) allows text the parser does not read as the
-# call it is: a grammar fix, not a tag one (tests/generate/test_grammar_agreement.py). The sampled outputs of these
-# templates may then parse with warnings; the test is an expected failure for them only when that happens.
-_NAME_SPACING = (
-    "the grammar allows whitespace between a tool name and the markup around it (`<function= get\n>`, "
-    '`<invoke name="\nping\n">`), which the parser does not read as a call'
-)
-GRAMMAR_PARSER_GAPS = {
-    "ByteDance-Seed-OSS": _NAME_SPACING,
-    "MiniMax-M2": _NAME_SPACING,
-    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": _NAME_SPACING,
-    "Qwen3-Coder": _NAME_SPACING,
-    "Qwen3.5-4B": _NAME_SPACING,
-    "StepFun3.5-Flash": _NAME_SPACING,
-    "stepfun-ai-Step-3.5-Flash": _NAME_SPACING,
-    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": _NAME_SPACING,
-    "llama-cpp-deepseek-r1": _NAME_SPACING,
-}
-
 # Tool-calling templates without a tag, and the reason they must give (a substring of it).
 NO_TAG = {
     "meetkai-functionary-medium-v3.2": "pattern",  # a call is a bare recipient line: `get_weather\n{...}`
@@ -281,11 +262,10 @@ def test_a_tag_or_a_reason(name: str) -> None:
     words = {t.value for t in params.grammar_triggers if t.type == "word"}
     assert triggered["triggers"] and set(triggered["triggers"]) <= words
     # Free text holds no trigger, no reasoning start and no marker the parser reads as structure (a declared
-    # name right before its arguments among them).
-    names = [t["function"]["name"] for t in TOOLS]
+    # name right before its arguments among them: see grammar.markup).
     markers = markup(ChatTemplate.load(name).analysis, params._generated.request)
     allowed = words | {params.thinking_start_tag} | _reasoning_starts(name) | set(markers)
-    excluded = {e for e in triggered.get("excludes", []) if not any(e.startswith(n) for n in names)}
+    excluded = set(triggered.get("excludes", []))
     assert excluded <= allowed, excluded - allowed
     for one in triggered["tags"]:
         assert any(one["begin"].startswith(w) for w in triggered["triggers"]), one["begin"]
@@ -338,8 +318,6 @@ def test_what_the_tag_allows_parses_cleanly(name: str) -> None:
         assert gbnf_recognizer.accepts(gbnf, text), text  # the sampler writes the tag's language
         assert full.accepts(text), text  # which the whole-output grammar allows too: the tag is no wider
         message = params.parse(text)
-        if message.warnings and name in GRAMMAR_PARSER_GAPS:
-            pytest.xfail(GRAMMAR_PARSER_GAPS[name])
         assert not message.warnings, (text, [w.message for w in message.warnings])
         assert bool(message.tool_calls) == bool(sampler.tags), text
         if sampler.calls:

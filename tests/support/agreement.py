@@ -25,7 +25,7 @@ from typing import Any
 
 import jsonschema
 
-from autoparser import ChatParams, ChatTemplate
+from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.errors import TemplateError
 
 from . import llg
@@ -177,18 +177,18 @@ def check(template: str, kind: str, count: int, seed: int = 0) -> Report | None:
             report.unfinished += 1
             continue
         report.samples += 1
-        problems = judge(chat, kind, prefix, sample.text, gbnf)
+        problems, message = judge(chat, kind, prefix, sample.text, gbnf)
         if problems:
             report.failures.append(f"{'; '.join(problems)} <- {sample.text!r}")
         else:
-            calls = len(chat.parse(prefix + sample.text).tool_calls)
-            report.with_calls += calls > 0
-            report.calls += calls
+            report.with_calls += bool(message.tool_calls)
+            report.calls += len(message.tool_calls)
     return report
 
 
-def judge(chat: ChatParams, kind: str, prefix: str, text: str, gbnf: str) -> list[str]:
-    """What is wrong with reading grammar sample ``text`` (after ``prefix``) back with the parser."""
+def judge(chat: ChatParams, kind: str, prefix: str, text: str, gbnf: str) -> tuple[list[str], ChatMessage]:
+    """What is wrong with reading grammar sample ``text`` (after ``prefix``) back with the parser, and the message
+    it reads."""
     problems = []
     output = prefix + text
     message = chat.parse(output)
@@ -218,4 +218,4 @@ def judge(chat: ChatParams, kind: str, prefix: str, text: str, gbnf: str) -> lis
         problems.append(f"{len(calls)} calls where parallel calls are off")
     if not accepts(gbnf, text):
         problems.append("the GBNF grammar rejects it")
-    return problems
+    return problems, message

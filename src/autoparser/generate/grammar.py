@@ -31,12 +31,13 @@ from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..peg.first import first_set
 from .dropped_markers import dropped_marker_calls
-from .markers import core, flex
+from .markers import core, flex, is_markup, tight
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
-from .schema_types import accepts_string, string_part
+from .schema_types import accepts_string, constrains_text, string_part
 from .structural_tag import build_structural_tag
 from .tools_json import field_key, member_key
+from .tools_tagged import value_stops
 
 __all__ = [
     "FormatGrammar",
@@ -164,22 +165,8 @@ def _tight(marker: str) -> p.Parser:
 
 def _opening(marker: str) -> p.Parser:
     """A marker that data follows directly (a name prefix): whitespace before it, none after (the parser reads
-    the name right after the marker)."""
-    text = core(marker)
-    return p.space() + p.literal(text) if text else p.space()
-
-
-def _closing(marker: str) -> p.Parser:
-    """A marker right after data (a name suffix): none before it (a space would be part of the name), whitespace
-    after it."""
-    text = core(marker)
-    return p.literal(text) + p.space() if text else p.space()
-
-
-def _is_markup(marker: str) -> bool:
-    """A marker distinctive enough that the parser reads it as structure wherever it appears (``<tool_call>``,
-    ``[TOOL_CALLS]``, ``<function=``), not ordinary text (``{``, a code fence, ``"name"``)."""
-    return len(marker) >= 3 and marker[0] in "<[" and any(c in '>]="|' for c in marker[1:])
+    the name right after the marker); just whitespace where there is no marker."""
+    return tight(marker) if core(marker) else p.space()
 
 
 def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> list[str]:
@@ -209,22 +196,12 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
         cid.prefix,
         *analysis.end_of_turn,
     ]
-    found = {core(f) for f in fields if _is_markup(core(f))}
+    found = {core(f) for f in fields if is_markup(core(f))}
     if request is not None and request.tools_enabled:
         # A declared name right before its arguments (`get_weather[ARGS]`, `get_weather{`) is read as a call whose
         # markers a detokenizer dropped.
         found |= {s for s in dropped_marker_calls(analysis, request).stops if len(s) >= 3 and s[0] not in "{[`"}
     return sorted(found, key=len, reverse=True)
-
-
-def _value_stops(analysis: TemplateAnalysis) -> list[str]:
-    """Where the parser ends a tagged value: its end tag, or the call's own markup (the end of the call, the start
-    of another) when the tag is damaged; a string value in the grammar contains none of them."""
-    tools = analysis.tools
-    fmt, fn = tools.format, tools.function
-    end = core(tools.arguments.value_suffix)
-    stops = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)}
-    return sorted({end, *(m for m in stops if _is_markup(m))} - {""}, key=len, reverse=True)
 
 
 def rule_safe(name: str) -> str:
@@ -265,8 +242,8 @@ def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Pa
     pad = p.optional(p.choice("\r\n", "\n"))
     if accepts_string(schema):
         text_schema = string_part(schema)  # a raw value is a string; the raw converter rejects other branches
-        stops = _value_stops(analysis)
-        if not _constrains_text(text_schema):
+        stops = value_stops(analysis.tools)
+        if not constrains_text(text_schema):
             return p.until_one_of(stops)  # any text; the closing tag follows directly (one Lark lexeme)
         constrained = p.schema(p.until_one_of(stops), rule, text_schema, raw=True)
         return p.choice(pad + constrained + pad, constrained)
@@ -277,17 +254,7 @@ def _after_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Par
     """A tagged value's end tag: right after a string (spaces before it are part of the value), after optional
     whitespace following any other value."""
     suffix = analysis.tools.arguments.value_suffix
-    return _closing(suffix) if accepts_string(tool.property_schema(name) or {}) else flex(suffix)
-
-
-_TEXT_CONSTRAINTS = frozenset(
-    {"enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref", "not"}
-)
-
-
-def _constrains_text(schema: dict[str, object]) -> bool:
-    """Whether a string-accepting schema may limit the raw text of a value (then the converter decides how)."""
-    return not _TEXT_CONSTRAINTS.isdisjoint(schema)
+    return _tight(suffix) + p.space() if accepts_string(tool.property_schema(name) or {}) else flex(suffix)
 
 
 def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:

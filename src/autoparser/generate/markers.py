@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import peg as p
 
-__all__ = ["FENCE", "core", "flex", "is_fence", "language_tag", "opener", "tight"]
+__all__ = ["FENCE", "core", "flex", "is_fence", "is_markup", "language_tag", "opener", "tight"]
 
 FENCE = "```"
 
@@ -32,6 +32,13 @@ def tight(marker: str) -> p.Parser:
     if not text:
         return p.eps()
     return p.space() + p.literal(text)
+
+
+def is_markup(marker: str) -> bool:
+    """A marker distinctive enough that the parser reads it as structure wherever it appears (``<tool_call>``,
+    ``[TOOL_CALLS]``, ``<function=``, ``<｜tool▁call▁begin｜>function``): it ends a tagged value early, and a
+    grammar's free text never holds it. Not ordinary text (``{``, a code fence, ``"name"``)."""
+    return len(marker) >= 3 and marker[0] in "<[" and any(c in '>]="|' for c in marker[1:])
 
 
 def is_fence(marker: str) -> bool:

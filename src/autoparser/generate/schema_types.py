@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["accepts_string", "non_string_part", "only_string", "string_part"]
+__all__ = ["accepts_string", "constrains_text", "non_string_part", "only_string", "string_part"]
 
 _STRING_FORMATS = {"date", "time", "date-time", "uri", "email", "hostname", "ipv4", "ipv6", "uuid"}
+
+
+_TEXT_CONSTRAINTS = frozenset(
+    {"enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref", "not"}
+)
+
+
+def constrains_text(schema: dict[str, Any]) -> bool:
+    """Whether a string-accepting schema may limit the raw text of a value (then the converter decides how); one
+    that does not leaves any text up to the value's end tag."""
+    return not _TEXT_CONSTRAINTS.isdisjoint(schema)
 
 
 def accepts_string(schema: Any) -> bool:

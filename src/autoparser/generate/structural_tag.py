@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import peg as p
+from ..peg.gbnf import JSON_KIND_SCHEMAS
 from ..peg.gbnf_syntax import MAX_SPACE, WS_REGEX
 from ..peg.graph import describe, walk
 from ..peg.lark import strict_schema
@@ -75,20 +76,12 @@ from ..peg.nodes import (
     Until,
 )
 from ..peg.nodes import Sequence as Seq
+from .schema_types import constrains_text
 
 __all__ = ["build_structural_tag"]
 
 Format = dict[str, Any]
 
-_JSON_KINDS: dict[str, dict[str, object]] = {
-    "value": {},
-    "object": {"type": "object"},
-    "array": {"type": "array"},
-    "string": {"type": "string"},
-    "number": {"type": "number"},
-    "bool": {"type": "boolean"},
-    "null": {"type": "null"},
-}
 _MAX_BRANCHES = 512  # alternatives explored per section: a guard against a start that fans out combinatorially
 
 
@@ -301,13 +294,8 @@ class _Builder:
             case Schema(child=Json(flavor="json"), json_schema=schema, raw=False) if isinstance(schema, dict):
                 return _json_schema(schema)
             case Json(kind=kind, flavor="json"):
-                return _json_schema(_JSON_KINDS[kind])
+                return _json_schema(JSON_KIND_SCHEMAS[kind])
         return {"type": "grammar", "grammar": p.to_gbnf(node)}  # autoparser's own GBNF for anything else
-
-
-_TEXT_CONSTRAINTS = frozenset(
-    {"enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref", "not"}
-)
 
 
 def _plain_until(node: p.Parser) -> Until | None:
@@ -317,7 +305,7 @@ def _plain_until(node: p.Parser) -> Until | None:
         return node
     if isinstance(node, Schema) and node.raw and isinstance(node.child, Until) and node.child.delimiters:
         schema = node.json_schema
-        if schema is None or (isinstance(schema, dict) and _TEXT_CONSTRAINTS.isdisjoint(schema)):
+        if schema is None or (isinstance(schema, dict) and not constrains_text(schema)):
             return node.child
     return None
 

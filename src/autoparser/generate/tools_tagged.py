@@ -15,11 +15,11 @@ from __future__ import annotations
 from .. import peg as p
 from ..analysis.model import CallIdPosition, ToolFormatMode, ToolsAnalysis
 from . import tags, undeclared
-from .markers import core, flex, tight
+from .markers import core, flex, is_markup, tight
 from .request import ParseRequest, ToolSpec
 from .tagged_values import json_types, value_tag
 
-__all__ = ["tagged_call", "tagged_calls"]
+__all__ = ["tagged_call", "tagged_calls", "value_stops"]
 
 _NAME_CHAR = "[a-zA-Z0-9_.:-]"
 
@@ -103,16 +103,10 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     # value stops before one that precedes its end tag. Other whitespace (spaces, tabs, more breaks) is the value's.
     lead = p.optional(p.choice(*map(p.literal, _layout(args.value_lead))))
     trail = {t + value_end for t in _layout(args.value_trail)} if value_end else set()
-
-    # A value ends at its end tag, or — when that tag is damaged or missing — at the call's own markup (the end of
-    # the call, the start of another), so one broken value cannot swallow the calls after it.
-    fmt, fn = tools.format, tools.function
-    markup = [core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)]
-    stops = {value_end, *trail, *(m for m in markup if _is_markup(m) and m != value_end)}
-    value_stops = sorted(stops, key=len, reverse=True)
+    stops = sorted({*trail, *value_stops(tools)}, key=len, reverse=True)
 
     def arg(name: p.Parser, kind: str, container: bool = False) -> p.Parser:
-        value = p.tag(kind, p.until_one_of(value_stops))
+        value = p.tag(kind, p.until_one_of(stops))
         if container and value_end:
             # An object or array is read as JSON first: its strings may hold the end tag or call markup, which
             # a grammar's JSON allows (the end tag closes the value only after the JSON is complete).
@@ -138,9 +132,15 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     return p.choice(*known, unknown)
 
 
-def _is_markup(marker: str) -> bool:
-    """A marker distinctive enough to end a value early (``</function>``, ``<tool_call>``), not plain text."""
-    return len(marker) >= 3 and marker[0] in "<[" and marker[-1] in ">]=\""
+def value_stops(tools: ToolsAnalysis) -> list[str]:
+    """Where a tagged value ends: its end tag, or — when that tag is damaged or missing — the call's own markup (the
+    end of the call, the start of another), so one broken value cannot swallow the calls after it. A grammar's
+    string value holds none of them. Longest first."""
+    fmt, fn = tools.format, tools.function
+    markup = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)}
+    # (An empty end tag stays in: nothing could end a value, and building the parser fails, as it must.)
+    stops = {core(tools.arguments.value_suffix), *(m for m in markup if is_markup(m))}
+    return sorted(stops, key=len, reverse=True)
 
 
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
