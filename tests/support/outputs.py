@@ -180,7 +180,7 @@ def chat(template: str) -> ChatParams:
     """The request every output of ``template`` answers (tools offered, reasoning extracted; no tools for a
     template that cannot render any, such as MiroThinker)."""
     return ChatTemplate.load(template).apply(
-        USER, tools=_tools(template), reasoning_format="auto", parallel_tool_calls=True
+        USER, tools=_tools(template), reasoning_format="auto", parallel_tool_calls=True, enable_thinking=True
     )
 
 
