@@ -120,7 +120,7 @@ def test_parts_roles_get_lists_and_tool_results_stay_strings() -> None:
     out = normalize_messages(base_messages(), PARTS_PROFILE).messages
     assert out[0]["content"] == "You are a weather assistant."  # system is not a parts role here
     assert out[1]["content"][1] == {"type": "text", "text": "for the next 2 days?"}
-    assert out[2]["content"] == []
+    assert out[2]["content"] == ""  # a turn with calls is its own case: not a parts role here
     assert out[5]["content"] == [{"type": "text", "text": "Paris: sunny, 24C. Tokyo: light rain, 18C."}]
     assert out[4]["content"] == "light rain, 18C"
 

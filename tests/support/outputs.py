@@ -268,7 +268,9 @@ def _tools(template: str) -> list[dict[str, Any]] | None:
 
 def _render(tmpl: ChatTemplate, messages: Sequence[Mapping[str, Any]], generation: bool) -> str:
     tools = _tools(tmpl.name)
-    return tmpl.apply(messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation).prompt
+    return tmpl.apply(
+        messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation, enable_thinking=True
+    ).prompt
 
 
 def _first_line(error: BaseException) -> str:

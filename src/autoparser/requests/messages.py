@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import RequestError
 from .call_ids import IdMap
-from .profile import RequestProfile, media_kind
+from .profile import ASSISTANT_WITH_CALLS, RequestProfile, media_kind
 
 __all__ = ["NormalizedMessages", "normalize_messages"]
 
@@ -73,7 +73,8 @@ def normalize_messages(
         if role == "developer" and not profile.keeps_developer:
             item["role"] = role = "system"
             developer_converted = True
-        item["content"] = _content(message.get("content"), role, profile, where, template_name)
+        shape = ASSISTANT_WITH_CALLS if role == "assistant" and message.get("tool_calls") else role
+        item["content"] = _content(message.get("content"), shape, profile, where, template_name)
         if role == "assistant":
             _assistant(item, profile, ids, where, result.warnings)
         elif role == "tool" and isinstance(item.get("tool_call_id"), str):
@@ -192,6 +193,8 @@ def _arguments(arguments: Any, profile: RequestProfile, where: str, warnings: li
                 f"{where}.function.arguments is not a JSON object; the template gets the text as it was sent"
             )
             return arguments
+        if not profile.object_arguments:
+            return arguments  # the client's own text, byte for byte
         arguments = parsed
     if not isinstance(arguments, Mapping):
         raise RequestError(

@@ -25,12 +25,16 @@ from ..analysis.model import TemplateAnalysis
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from .content_format import ContentFormat, content_format
 
-__all__ = ["MEDIA_KINDS", "RequestProfile", "request_profile"]
+__all__ = ["ASSISTANT_WITH_CALLS", "MEDIA_KINDS", "RequestProfile", "request_profile"]
 
 CHAT_ROLES = ("system", "user", "assistant")
+# An assistant turn with tool calls is its own case: Kimi-K2 loops over the parts of a plain answer but prints the
+# content of a turn with calls as a string.
+ASSISTANT_WITH_CALLS = "assistant+tool_calls"
 MEDIA_KINDS = ("image", "audio", "video")
 _PART_A, _PART_B = "Xq7PartOne", "Zk3PartTwo"
-_LIST_REPRS = ("'type'", '"type"', "'text'", '"text"')
+_PROBE_SCHEMA = {"type": "object", "properties": {"arg": {"type": "string", "description": "Argument"}}}
+_LIST_REPRS = ("'type': 'text'", '"type": "text"', "'text': '", '"text": "')  # a list of parts printed whole
 
 
 class AnalysedTemplate(RenderableTemplate, Protocol):
@@ -43,7 +47,7 @@ class RequestProfile:
     """Per template: how request content and fields must be shaped for it (see the module docstring)."""
 
     content_format: ContentFormat = "string"
-    parts_roles: frozenset[str] = frozenset()  # roles whose content goes in as a list of parts
+    parts_roles: frozenset[str] = frozenset()  # roles (and ASSISTANT_WITH_CALLS) whose content goes in as parts
     media: frozenset[str] = frozenset()  # media kinds the template renders (in parts roles)
     keeps_developer: bool = False
     object_arguments: bool = True
@@ -85,6 +89,10 @@ def _profile(key: _Key) -> RequestProfile:
     if fmt == "openai":
         renderer = ProbeRenderer(template)
         parts_roles = frozenset(role for role in CHAT_ROLES if _renders_parts(renderer, role))
+        if "assistant" in parts_roles and _renders_parts_with_calls(
+            renderer, analysis.capabilities.supports_object_arguments
+        ):
+            parts_roles |= {ASSISTANT_WITH_CALLS}
         if "user" in parts_roles:
             media = frozenset(kind for kind in MEDIA_KINDS if _renders_media(renderer, kind))
     return RequestProfile(
@@ -126,6 +134,21 @@ def _text(text: str) -> dict[str, str]:
 
 def _renders_parts(renderer: ProbeRenderer, role: str) -> bool:
     out = _render(renderer, role, [_text(_PART_A), _text(_PART_B)])
+    return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
+
+
+def _renders_parts_with_calls(renderer: ProbeRenderer, object_arguments: bool) -> bool:
+    arguments: Any = {"arg": "value"} if object_arguments else '{"arg": "value"}'
+    call = {"id": "call00001", "type": "function", "function": {"name": "tool1", "arguments": arguments}}
+    tool = {"type": "function", "function": {"name": "tool1", "description": "Tool 1", "parameters": _PROBE_SCHEMA}}
+    messages = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": [_text(_PART_A), _text(_PART_B)], "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call00001", "content": "Result"},
+        {"role": "assistant", "content": "Done"},
+        {"role": "user", "content": "Bye"},
+    ]
+    out = renderer.render(messages, [tool], add_generation_prompt=True)
     return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
 
 
