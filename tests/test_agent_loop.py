@@ -40,7 +40,7 @@ from autoparser.template.chat_template import JinjaChatTemplate
 from autoparser.template.environment import variables_read
 
 from .robustness.promises import random_chunks
-from .support.ids import generated_ids_ok
+from .support.ids import ID_SHAPES, generated_ids_ok
 from .support.outputs import CALL_IDS, USER, Output, call_message, outputs, request_tools, source_message
 
 FOLLOW_UP = {"role": "user", "content": "Thanks! And what about tomorrow?"}
@@ -448,18 +448,27 @@ def stream_problems(template: str, label: str, ending: str, seed: int) -> list[s
         return [f"{where}: streamed {message.content!r:.80}/{message.reasoning_content!r:.80} != parsed"]
     if [(c.name, c.arguments) for c in message.tool_calls] != [(c.name, c.arguments) for c in parsed.tool_calls]:
         return [f"{where}: streamed calls {message.tool_calls} != parsed {parsed.tool_calls}"]
+    shape = ID_SHAPES[_tmpl(template).analysis.id_format]
+    ids = [c.id for c in message.tool_calls]
     for mine, theirs in zip(message.tool_calls, parsed.tool_calls, strict=True):
-        if (mine.id != theirs.id) if not theirs.id_generated else not mine.id:
+        # the model's ids as written; generated ones (a stream generates its own) in the template's format, unique
+        if (
+            (mine.id != theirs.id)
+            if not theirs.id_generated
+            else not shape.fullmatch(mine.id) or ids.count(mine.id) > 1
+        ):
             return [f"{where}: streamed id {mine.id!r} for the parse's {theirs.id!r}"]
     try:
         _, prompt = render_turn_two(template, message, ending)
     except Exception as error:
         mine = f"turn 2 raises {type(error).__name__}: {_first_line(error)}"
         return [] if mine == found.error else [f"{where}: streamed: {mine}; parsed: {found.error or 'renders'}"]
+    if found.error:
+        return [f"{where}: turn 2 from the streamed message renders; from the parsed one: {found.error}"]
     for mine, theirs in zip(message.tool_calls, parsed.tool_calls, strict=True):
         prompt = prompt.replace(mine.id, theirs.id)
     if prompt != found.prompt:
-        return [f"{where}: turn 2 from the streamed message differs: {_where_it_parts(prompt, found.prompt or '')}"]
+        return [f"{where}: turn 2 from the streamed message differs: {_where_it_parts(found.prompt, prompt)}"]
     return []
 
 
@@ -468,4 +477,36 @@ def test_streamed_agent_loop(template: str) -> None:
     problems = [
         p for label, ending in cases(template) for seed in SEEDS for p in stream_problems(template, label, ending, seed)
     ]
+    assert not problems, "\n".join(problems)
+
+
+# --- tool results as text parts -------------------------------------------------------------------------------------
+
+
+def _as_parts(message: Mapping[str, Any]) -> dict[str, Any]:
+    if message["role"] != "tool":
+        return dict(message)
+    return {**message, "content": [{"type": "text", "text": message["content"]}]}
+
+
+@pytest.mark.parametrize("template", LOOP)
+def test_tool_results_as_text_parts(template: str) -> None:
+    """A client may send a tool result as a list of text parts (OpenAI's API allows it): turn 2 is the one with the
+    same texts as strings."""
+    problems = []
+    for label, ending in cases(template):
+        found = loop(template, label, ending)
+        if found.message is None or not found.prompt:
+            continue  # test_agent_loop reports it
+        messages = [_as_parts(m) for m in conversation(loop_wire(found), ending)]
+        where = f"{template}:{label} ({ending})"
+        try:
+            prompt = _tmpl(template).apply(messages, tools=request_tools(template), reasoning_format="auto").prompt
+        except Exception as error:
+            problems.append(f"{where}: turn 2 raises {type(error).__name__}: {_first_line(error)}")
+            continue
+        if prompt != found.prompt:
+            problems.append(
+                f"{where}: turn 2 differs from the one with string results: {_where_it_parts(found.prompt, prompt)}"
+            )
     assert not problems, "\n".join(problems)
