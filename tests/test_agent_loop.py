@@ -15,9 +15,15 @@ except on the templates of :data:`PREFIX_UNSTABLE`, which state how turn 2 rewri
 Streamed, in random chunks, the reply must rebuild (OpenAI-style, from the deltas) a message that renders turn 2
 exactly as the parsed one does (up to the generated ids). Templates that check call ids get only ids they accept.
 
+A client may also send the tool results as lists of text parts (OpenAI's API allows it): turn 2 must then be the
+one with the same texts as strings.
+
+The tools are tests/support/outputs.py's (with descriptions and parameters, every JSON type): the replies call them.
 Which templates take part is decided by rendering a call, not by a list: a template whose history shows no call
 (SmolLM3, Gemma 2, ...) has no agent loop to test; one whose call rendering raises must be in :data:`CANNOT`, with
-the error checked, and the test fails when a listed template starts rendering calls.
+the error checked, and the test fails when a listed template starts rendering calls. The other lists
+(:data:`ARGUMENTS_AS_TEXT`, :data:`NO_FOLLOW_UP`, :data:`PREFIX_UNSTABLE`) are checked the same way. Nothing here
+is an expected failure: a template that does not loop fails.
 """
 
 from __future__ import annotations
@@ -168,13 +174,14 @@ WITHOUT_CALLS = [t for t in TEMPLATES if call_rendering(t).kind == "no calls"]
 
 
 def test_every_template_is_accounted_for() -> None:
-    """Templates whose call rendering raises are the listed ones (and a listed one that renders is stale); every
-    template that renders calls has call outputs to loop over; most templates do."""
+    """Templates whose call rendering raises are the listed ones (and a listed one that renders is stale); the
+    templates that render calls are the ones with call outputs to loop over (those that render none have none);
+    most templates render calls."""
     raising = {t for t in TEMPLATES if call_rendering(t).kind == "raises"}
     assert raising == set(CANNOT), f"unlisted: {sorted(raising - set(CANNOT))}; stale: {sorted(set(CANNOT) - raising)}"
-    assert all(any(o.calls for o in outputs(t)) for t in LOOP), [
-        t for t in LOOP if not any(o.calls for o in outputs(t))
-    ]
+    with_outputs = {t for t in TEMPLATES if any(o.calls for o in outputs(t))}
+    assert with_outputs == set(LOOP), f"{sorted(set(LOOP) - with_outputs)} / {sorted(with_outputs - set(LOOP))}"
+    assert len(LOOP) + len(WITHOUT_CALLS) + len(CANNOT) == len(TEMPLATES)
     assert len(LOOP) >= 55, len(LOOP)
     stale = set(ARGUMENTS_AS_TEXT) | set(NO_FOLLOW_UP) | set(PREFIX_UNSTABLE)
     assert stale <= set(LOOP), f"listed but not in the loop: {sorted(stale - set(LOOP))}"
@@ -368,11 +375,13 @@ def test_agent_loop(template: str) -> None:
 @pytest.mark.parametrize("template", sorted(NO_FOLLOW_UP))
 def test_listed_templates_refuse_a_user_message_after_results(template: str) -> None:
     expected, reason = NO_FOLLOW_UP[template]
-    output = next(o for o in outputs(template) if o.calls)
-    ids = [f"call0000{i + 1}" for i in range(len(output.calls))]
-    with pytest.raises(TemplateError, match=expected):
-        _render(_tmpl(template), conversation(source_message(output, ids), "follow-up"), generation=True)
-    assert reason
+    for output in (o for o in outputs(template) if o.calls):
+        try:
+            _render(_tmpl(template), conversation(source_message(output), "follow-up"), generation=True)
+        except TemplateError as error:
+            assert expected in str(error), f"{output.key} raises otherwise than stated ({reason}): {error}"
+        else:
+            pytest.fail(f"{output.key} renders a user message after the results: remove it from NO_FOLLOW_UP")
 
 
 # --- call ids -------------------------------------------------------------------------------------------------------
