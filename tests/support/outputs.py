@@ -270,7 +270,8 @@ def _tools(template: str) -> list[dict[str, Any]] | None:
 
 
 def request_tools(template: str) -> list[dict[str, Any]] | None:
-    """The tools every output's request offers: :data:`TOOLS`, or None for a template that cannot render any."""
+    """The tools every output's request offers: :data:`TOOLS`, or None where ``apply()`` raises on them (no bundled
+    template today: ``apply()`` renders MiroThinker's prompt without the tools it cannot render, with a warning)."""
     return _tools(template)
 
 
