@@ -219,7 +219,9 @@ def test_listed_templates_read_arguments_as_text(template: str) -> None:
 @functools.cache
 def turn_one(template: str) -> ChatParams:
     """Turn 1: the user's question with the tools (the request every output of the template answers)."""
-    return _tmpl(template).apply(USER, tools=request_tools(template), reasoning_format="auto", parallel_tool_calls=True)
+    return _tmpl(template).apply(
+        USER, tools=request_tools(template), reasoning_format="auto", parallel_tool_calls=True, enable_thinking=True
+    )
 
 
 def tool_results(message: ChatMessage | Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -239,7 +241,11 @@ def render_turn_two(template: str, message: ChatMessage, ending: str) -> tuple[l
     """What the client sends back, and the prompt of turn 2 (a render error propagates)."""
     messages = json.loads(json.dumps(conversation(message.to_openai(), ending)))  # as the client sends it
     sent = copy.deepcopy(messages)
-    prompt = _tmpl(template).apply(messages, tools=request_tools(template), reasoning_format="auto").prompt
+    prompt = (
+        _tmpl(template)
+        .apply(messages, tools=request_tools(template), reasoning_format="auto", enable_thinking=True)
+        .prompt
+    )
     assert messages == sent, "apply() changed the client's messages"
     return messages, prompt
 
@@ -510,7 +516,11 @@ def test_tool_results_as_text_parts(template: str) -> None:
         messages = [_as_parts(m) for m in conversation(loop_wire(found), ending)]
         where = f"{template}:{label} ({ending})"
         try:
-            prompt = _tmpl(template).apply(messages, tools=request_tools(template), reasoning_format="auto").prompt
+            prompt = (
+                _tmpl(template)
+                .apply(messages, tools=request_tools(template), reasoning_format="auto", enable_thinking=True)
+                .prompt
+            )
         except Exception as error:
             problems.append(f"{where}: turn 2 raises {type(error).__name__}: {_first_line(error)}")
             continue

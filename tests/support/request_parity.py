@@ -36,6 +36,14 @@ DEVIATIONS: dict[str, str] = {
         "the template shows past reasoning only as a typed thinking block ([THINK]...[/THINK]); autoparser passes "
         "reasoning_content as one, vLLM drops it"
     ),
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": (
+        "vLLM turns content null next to calls into '', which the template (testing `content is not none`) renders "
+        "as an extra empty assistant turn; autoparser keeps the null"
+    ),
+    "llama-cpp-rwkv-world": (
+        "vLLM turns content null next to calls into '', which the template renders as an empty 'Assistant:' turn "
+        "(it shows no calls); autoparser keeps the null, and the turn is left out"
+    ),
 }
 
 

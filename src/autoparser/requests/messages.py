@@ -5,10 +5,11 @@ What clients send and what templates read differ. Each step below follows vLLM (
 that would print something the model never should see; those departures are marked *(vLLM: ...)*.
 
 * **Content.** A role that takes parts (:mod:`.profile`) gets a list: a string becomes one text part, ``None`` an
-  empty list. Any other role gets a string: text parts joined with ``"\\n"``, ``None`` an empty string. A media part
-  goes in as ``{"type": "image"}`` (or audio, video) with its extra fields, and only where the template shows it;
-  anywhere else it is a :class:`~autoparser.errors.RequestError` naming the part *(vLLM: inserts its own
-  placeholders for multimodal models, or hands parts to roles the template prints as a Python list)*.
+  empty list. Any other role gets a string: text parts joined with ``"\\n"``, ``None`` an empty string (next to
+  calls, a template that gives null a meaning of its own keeps it: :mod:`.profile`). A media part goes in as
+  ``{"type": "image"}`` (or audio, video) with its extra fields, and only where the template shows it; anywhere else
+  it is a :class:`~autoparser.errors.RequestError` naming the part *(vLLM: inserts its own placeholders for
+  multimodal models, or hands parts to roles the template prints as a Python list; sends ``""`` for null)*.
 * **Tool results** take a string (text parts joined), as vLLM gives them.
 * **Past tool calls.** ``arguments`` sent as JSON text become objects for templates that read objects; templates
   that print arguments as text get text (an object is serialised) *(vLLM: always objects, which such templates print
@@ -74,7 +75,8 @@ def normalize_messages(
             item["role"] = role = "system"
             developer_converted = True
         shape = ASSISTANT_WITH_CALLS if role == "assistant" and message.get("tool_calls") else role
-        item["content"] = _content(message.get("content"), shape, profile, where, template_name)
+        if not (shape == ASSISTANT_WITH_CALLS and message.get("content") is None and profile.null_content_with_calls):
+            item["content"] = _content(message.get("content"), shape, profile, where, template_name)
         if role == "assistant":
             _assistant(item, profile, ids, where, result.warnings)
         elif role == "tool" and isinstance(item.get("tool_call_id"), str):

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..analysis.diff import common_prefix_len
 from ..analysis.model import TemplateAnalysis
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from .content_format import ContentFormat, content_format
@@ -53,6 +54,7 @@ class RequestProfile:
     object_arguments: bool = True
     id_format: str = "openai"
     reasoning_in_blocks: bool = False
+    null_content_with_calls: bool = False  # an assistant turn with calls keeps content None (see _prefers_null)
 
 
 def request_profile(template: AnalysedTemplate) -> RequestProfile:
@@ -103,6 +105,7 @@ def _profile(key: _Key) -> RequestProfile:
         object_arguments=analysis.capabilities.supports_object_arguments,
         id_format=analysis.id_format,
         reasoning_in_blocks=analysis.reasoning.in_content_blocks,
+        null_content_with_calls=_prefers_null(ProbeRenderer(template), analysis.capabilities.supports_object_arguments),
     )
 
 
@@ -137,19 +140,37 @@ def _renders_parts(renderer: ProbeRenderer, role: str) -> bool:
     return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
 
 
-def _renders_parts_with_calls(renderer: ProbeRenderer, object_arguments: bool) -> bool:
+def _render_with_calls(renderer: ProbeRenderer, content: Any, object_arguments: bool) -> str | None:
+    """A conversation whose assistant turn has ``content`` and a call, then the result and an answer."""
     arguments: Any = {"arg": "value"} if object_arguments else '{"arg": "value"}'
     call = {"id": "call00001", "type": "function", "function": {"name": "tool1", "arguments": arguments}}
     tool = {"type": "function", "function": {"name": "tool1", "description": "Tool 1", "parameters": _PROBE_SCHEMA}}
     messages = [
         {"role": "user", "content": "Hello"},
-        {"role": "assistant", "content": [_text(_PART_A), _text(_PART_B)], "tool_calls": [call]},
+        {"role": "assistant", "content": content, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "call00001", "content": "Result"},
         {"role": "assistant", "content": "Done"},
         {"role": "user", "content": "Bye"},
     ]
-    out = renderer.render(messages, [tool], add_generation_prompt=True)
+    return renderer.render(messages, [tool], add_generation_prompt=True)
+
+
+def _renders_parts_with_calls(renderer: ProbeRenderer, object_arguments: bool) -> bool:
+    out = _render_with_calls(renderer, [_text(_PART_A), _text(_PART_B)], object_arguments)
     return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
+
+
+def _prefers_null(renderer: ProbeRenderer, object_arguments: bool) -> bool:
+    """Whether the template gives ``content: null`` next to calls a meaning of its own. vLLM sends ``""`` (or ``[]``),
+    which DeepSeek-R1-Distill-Qwen, testing ``content is not none``, renders as an extra empty assistant turn. The null
+    is kept where its rendering is the empty string's with something *removed* (never where it adds, as LFM2 printing
+    ``null``)."""
+    null = _render_with_calls(renderer, None, object_arguments)
+    empty = _render_with_calls(renderer, "", object_arguments)
+    if null is None or empty is None or len(null) >= len(empty):
+        return False
+    head = common_prefix_len(null, empty)
+    return empty.endswith(null[head:])
 
 
 def _renders_media(renderer: ProbeRenderer, kind: str) -> bool:
