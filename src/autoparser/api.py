@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
@@ -20,11 +23,26 @@ from .params import ChatParams
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
+from .template.hf_files import DEFAULT_NAME, choose_template, pick_template, read_hf_templates
+from .template.limits import DEFAULT_LIMITS, RenderLimits
 
 __all__ = ["ChatParams", "ChatTemplate"]
 
 # (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
 _GENERATION_PROMPTS: dict[tuple[str, tuple[str, str]], list[tuple[str, bool]]] = {}
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _per_request_template(method: _Method) -> _Method:
+    """Run ``method`` on the named template transformers would render the request with (see
+    :meth:`ChatTemplate.from_pretrained`); its second argument, or ``tools=``, is the request's tools."""
+
+    @functools.wraps(method)
+    def run(self: ChatTemplate, *args: Any, **kwargs: Any) -> Any:
+        tools = kwargs["tools"] if "tools" in kwargs else args[1] if len(args) > 1 else None
+        return method(self._for_tools(tools), *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 class ChatTemplate(JinjaChatTemplate):
@@ -37,15 +55,77 @@ class ChatTemplate(JinjaChatTemplate):
 
     __slots__ = ()
 
+    @classmethod
+    def from_pretrained(
+        cls, path: str | Path, template_name: str | None = None, *, limits: RenderLimits = DEFAULT_LIMITS
+    ) -> ChatTemplate:
+        """The chat template of a Hugging Face model: ``path`` is a model directory, its ``tokenizer_config.json``,
+        a ``chat_template.json`` or a ``.jinja`` file; BOS/EOS come from the ``tokenizer_config.json`` (in the
+        directory or beside the file).
+
+        When the files hold several named templates (a ``chat_template`` list, or ``chat_template.jinja`` with
+        ``additional_chat_templates/NAME.jinja``), the result is the ``"default"`` one (its ``source``,
+        ``analysis``) and knows the others (:attr:`templates`): :meth:`apply`, :meth:`render` and
+        :meth:`params_for_prompt` render with ``"tool_use"`` when ``tools`` is given (not None), as transformers'
+        ``apply_chat_template`` does, and without a ``"default"`` they raise :class:`TemplateError` for a request
+        it would not render either. ``template_name`` takes that one template only.
+
+        Raises :class:`OSError` for a path that cannot be read and :class:`TemplateError` for files without a
+        usable template (or without ``template_name``).
+        """
+        found = read_hf_templates(path)
+        if template_name is not None:
+            one = pick_template(found, template_name, path)
+            return cls(one.source, one.bos_token, one.eos_token, name=one.name, limits=limits)
+        default = found.get(DEFAULT_NAME)
+        first = next(iter(found.values()))
+        tmpl = cls(
+            default.source if default else "",
+            first.bos_token,
+            first.eos_token,
+            name=default.name if default else str(Path(path).name),
+            limits=limits,
+        )
+        if len(found) > 1 or default is None:
+            tmpl._named = MappingProxyType(
+                {name: cls(t.source, t.bos_token, t.eos_token, name=t.name, limits=limits) for name, t in found.items()}
+            )
+        return tmpl
+
+    @property
+    def templates(self) -> Mapping[str, ChatTemplate]:
+        """This template's named templates, by name (``tmpl.templates["tool_use"].analysis``): the ones
+        :meth:`from_pretrained` found, or just ``{"default": self}``."""
+        return self._named if self._named is not None else MappingProxyType({DEFAULT_NAME: self})
+
+    def _for_tools(self, tools: object | None) -> ChatTemplate:
+        """The template a request with ``tools`` renders with (transformers' rule, see :func:`choose_template`)."""
+        if self._named is None:
+            return self
+        chosen = choose_template(self._named, tools)
+        if chosen is None:  # transformers raises too
+            names = ", ".join(map(repr, self._named))
+            raise TemplateError(
+                self.name,
+                f"no {DEFAULT_NAME!r} chat template to render this request with: it has {names}; choose one with "
+                "template_name (--template-name on the command line)",
+            )
+        tmpl = self._named[chosen]
+        tmpl.limits = self.limits
+        return tmpl
+
     @property
     def analysis(self) -> TemplateAnalysis:
-        """The differential analysis of this template (computed on first use, then cached per template source)."""
-        return analyze_template(self, self.name)
+        """The differential analysis of this template (computed on first use, then cached per template source);
+        of the ``"default"`` one when there are several (``templates[name].analysis`` for the others)."""
+        tmpl = self._for_tools(None)
+        return analyze_template(tmpl, tmpl.name)
 
     @property
     def capabilities(self) -> TemplateCapabilities:
         return self.analysis.capabilities
 
+    @_per_request_template
     def apply(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -128,6 +208,7 @@ class ChatTemplate(JinjaChatTemplate):
             (*notes, *warnings),
         )
 
+    @_per_request_template
     def params_for_prompt(
         self,
         prompt: str,
@@ -248,6 +329,7 @@ class ChatTemplate(JinjaChatTemplate):
             prepared.append(item)
         return prepared
 
+    @_per_request_template
     def render(
         self,
         messages: Sequence[Mapping[str, Any]],

@@ -61,7 +61,7 @@ class JinjaChatTemplate:
     plain attribute, so it can also be changed after construction.
     """
 
-    __slots__ = ("bos_token", "eos_token", "limits", "name", "source")
+    __slots__ = ("_named", "bos_token", "eos_token", "limits", "name", "source")
 
     def __init__(
         self,
@@ -79,6 +79,7 @@ class JinjaChatTemplate:
         self.eos_token = eos_token
         self.name = name
         self.limits = limits
+        self._named: Mapping[str, Any] | None = None  # named sibling templates (ChatTemplate.from_pretrained)
 
     @classmethod
     def from_file(
@@ -90,9 +91,17 @@ class JinjaChatTemplate:
         naming the file and line, and still a ``UnicodeDecodeError`` for existing handlers. A file that cannot be
         read at all (missing, a directory, no permission) raises the usual :class:`OSError`: that is a problem
         with the path rather than with a template, Python's message already names the path, and ``except
-        OSError`` is how callers (the CLI among them) handle unreadable paths.
+        OSError`` is how callers (the CLI among them) handle unreadable paths. A ``.json`` file (a Hugging Face
+        ``tokenizer_config.json`` or ``chat_template.json``) raises :class:`~autoparser.errors.TemplateError`:
+        ``ChatTemplate.from_pretrained`` reads those.
         """
         path = Path(path)
+        if path.suffix.lower() == ".json":
+            raise TemplateError(
+                path.name,
+                "a .json file is a Hugging Face config, not a Jinja template: read it with "
+                "ChatTemplate.from_pretrained(path), which also takes the model directory",
+            )
         data = path.read_bytes()
         try:
             source = data.decode("utf-8")
