@@ -26,7 +26,15 @@ from typing import Any
 
 from ..errors import TemplateDecodeError, TemplateError
 
-__all__ = ["DEFAULT_NAME", "TOOL_USE_NAME", "HFTemplate", "choose_template", "read_hf_template", "read_hf_templates"]
+__all__ = [
+    "DEFAULT_NAME",
+    "TOOL_USE_NAME",
+    "HFTemplate",
+    "choose_template",
+    "pick_template",
+    "read_hf_template",
+    "read_hf_templates",
+]
 
 DEFAULT_NAME = "default"  # the template transformers uses when a file holds several
 TOOL_USE_NAME = "tool_use"  # the one it uses instead for a request with tools
@@ -86,7 +94,8 @@ def read_hf_templates(path: str | Path) -> dict[str, HFTemplate]:
     """Every chat template in ``path`` by name, as transformers loads them (a single one is ``"default"``).
 
     ``path`` is a model directory, a ``tokenizer_config.json``, a ``chat_template.json`` or a ``.jinja`` file; the
-    BOS/EOS tokens come from the ``tokenizer_config.json`` in the directory or beside the file. In a directory,
+    BOS/EOS tokens come from the ``tokenizer_config.json`` in the directory or beside the file (the model's, for
+    ``additional_chat_templates/NAME.jinja``). In a directory,
     ``chat_template.jinja`` and ``additional_chat_templates/*.jinja`` take priority over the config's
     ``chat_template`` (as in transformers), then ``chat_template.json``, then the config. A ``.jinja`` file is one
     template, whatever sits beside it; a ``tokenizer_config.json`` without a ``chat_template`` reads the template
@@ -106,7 +115,8 @@ def read_hf_templates(path: str | Path) -> dict[str, HFTemplate]:
             found = {name: replace(t, bos_token=bos, eos_token=eos) for name, t in found.items()}
         return found
     source = _read_text(path)
-    bos, eos = _tokens(path.parent / _CONFIG)
+    model = path.parent.parent if path.parent.name == _EXTRA_DIR else path.parent
+    bos, eos = _tokens(model / _CONFIG)
     return {DEFAULT_NAME: HFTemplate(source, bos, eos, path.name)}
 
 
