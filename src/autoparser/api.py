@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
@@ -30,19 +30,6 @@ __all__ = ["ChatParams", "ChatTemplate"]
 
 # (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
 _GENERATION_PROMPTS: dict[tuple[str, tuple[str, str]], list[tuple[str, bool]]] = {}
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _per_request_template(method: _Method) -> _Method:
-    """Run ``method`` on the named template transformers would render the request with (see
-    :meth:`ChatTemplate.from_pretrained`); its second argument, or ``tools=``, is the request's tools."""
-
-    @functools.wraps(method)
-    def run(self: ChatTemplate, *args: Any, **kwargs: Any) -> Any:
-        tools = kwargs["tools"] if "tools" in kwargs else args[1] if len(args) > 1 else None
-        return method(self._for_tools(tools), *args, **kwargs)
-
-    return run  # type: ignore[return-value]
 
 
 class ChatTemplate(JinjaChatTemplate):
@@ -77,55 +64,26 @@ class ChatTemplate(JinjaChatTemplate):
         if template_name is not None:
             one = pick_template(found, template_name, path)
             return cls(one.source, one.bos_token, one.eos_token, name=one.name, limits=limits)
-        default = found.get(DEFAULT_NAME)
-        first = next(iter(found.values()))
-        tmpl = cls(
-            default.source if default else "",
-            first.bos_token,
-            first.eos_token,
-            name=default.name if default else str(Path(path).name),
-            limits=limits,
-        )
-        if len(found) > 1 or default is None:
-            tmpl._named = MappingProxyType(
-                {name: cls(t.source, t.bos_token, t.eos_token, name=t.name, limits=limits) for name, t in found.items()}
-            )
-        return tmpl
+        named = {name: cls(t.source, t.bos_token, t.eos_token, name=t.name, limits=limits) for name, t in found.items()}
+        if list(named) == [DEFAULT_NAME]:
+            return named[DEFAULT_NAME]
+        return _NamedTemplates(named, Path(path).name, limits)
 
     @property
     def templates(self) -> Mapping[str, ChatTemplate]:
-        """This template's named templates, by name (``tmpl.templates["tool_use"].analysis``): the ones
+        """This model's templates by name (``tmpl.templates["tool_use"].analysis``): the ones
         :meth:`from_pretrained` found, or just ``{"default": self}``."""
-        return self._named if self._named is not None else MappingProxyType({DEFAULT_NAME: self})
-
-    def _for_tools(self, tools: object | None) -> ChatTemplate:
-        """The template a request with ``tools`` renders with (transformers' rule, see :func:`choose_template`)."""
-        if self._named is None:
-            return self
-        chosen = choose_template(self._named, tools)
-        if chosen is None:  # transformers raises too
-            names = ", ".join(map(repr, self._named))
-            raise TemplateError(
-                self.name,
-                f"no {DEFAULT_NAME!r} chat template to render this request with: it has {names}; choose one with "
-                "template_name (--template-name on the command line)",
-            )
-        tmpl = self._named[chosen]
-        tmpl.limits = self.limits
-        return tmpl
+        return MappingProxyType({DEFAULT_NAME: self})
 
     @property
     def analysis(self) -> TemplateAnalysis:
-        """The differential analysis of this template (computed on first use, then cached per template source);
-        of the ``"default"`` one when there are several (``templates[name].analysis`` for the others)."""
-        tmpl = self._for_tools(None)
-        return analyze_template(tmpl, tmpl.name)
+        """The differential analysis of this template (computed on first use, then cached per template source)."""
+        return analyze_template(self, self.name)
 
     @property
     def capabilities(self) -> TemplateCapabilities:
         return self.analysis.capabilities
 
-    @_per_request_template
     def apply(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -208,7 +166,6 @@ class ChatTemplate(JinjaChatTemplate):
             (*notes, *warnings),
         )
 
-    @_per_request_template
     def params_for_prompt(
         self,
         prompt: str,
@@ -329,7 +286,6 @@ class ChatTemplate(JinjaChatTemplate):
             prepared.append(item)
         return prepared
 
-    @_per_request_template
     def render(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -411,3 +367,57 @@ def _arguments_as_objects(message: Mapping[str, Any]) -> Mapping[str, Any]:
                 call = {**call, "function": {**function, "arguments": json.loads(arguments)}}
         converted.append(call)
     return {**message, "tool_calls": converted}
+
+
+def _for_request(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run on the template :meth:`_NamedTemplates._for_tools` picks for the call's ``tools`` (its second
+    positional argument or keyword)."""
+
+    @functools.wraps(method)
+    def run(self: _NamedTemplates, *args: Any, **kwargs: Any) -> Any:
+        tools = kwargs["tools"] if "tools" in kwargs else args[1] if len(args) > 1 else None
+        return method(self._for_tools(tools), *args, **kwargs)
+
+    return run
+
+
+class _NamedTemplates(ChatTemplate):
+    """What :meth:`ChatTemplate.from_pretrained` returns for a model with several named templates: the ``"default"``
+    one (its source, name and analysis; empty when there is none) that renders each request with the template
+    transformers would pick for its tools."""
+
+    __slots__ = ("_named",)
+
+    def __init__(self, named: dict[str, ChatTemplate], name: str, limits: RenderLimits) -> None:
+        default = named.get(DEFAULT_NAME)
+        first = next(iter(named.values()))
+        source, label = (default.source, default.name) if default is not None else ("", name)
+        super().__init__(source, first.bos_token, first.eos_token, name=label, limits=limits)
+        self._named = named
+
+    @property
+    def templates(self) -> Mapping[str, ChatTemplate]:
+        return MappingProxyType(self._named)
+
+    def _for_tools(self, tools: object | None) -> ChatTemplate:
+        """The template a request with ``tools`` renders with (transformers' rule: :func:`choose_template`), with
+        this one's :attr:`limits`; a :class:`TemplateError` where transformers raises (no ``"default"``)."""
+        chosen = choose_template(self._named, tools)
+        if chosen is None:
+            names = ", ".join(map(repr, self._named))
+            raise TemplateError(
+                self.name,
+                f"no {DEFAULT_NAME!r} chat template to render this request with: it has {names}; choose one with "
+                "template_name (--template-name on the command line)",
+            )
+        tmpl = self._named[chosen]
+        tmpl.limits = self.limits
+        return tmpl
+
+    @property
+    def analysis(self) -> TemplateAnalysis:
+        return self._for_tools(None).analysis
+
+    apply = _for_request(ChatTemplate.apply)
+    params_for_prompt = _for_request(ChatTemplate.params_for_prompt)
+    render = _for_request(ChatTemplate.render)

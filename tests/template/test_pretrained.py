@@ -12,6 +12,7 @@ template, Gemma 2 and Phi-3.5 as the plain ones).
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,8 @@ def test_named_templates_and_their_analyses(tmp_path: Path) -> None:
     assert tool_use.analysis.tools == ChatTemplate(HERMES, BOS, EOS).analysis.tools
     assert tool_use.analysis.capabilities.supports_tools and tool_use.analysis.template == "model/tool_use"
     assert list(tool_use.templates) == ["default"] and tool_use.templates["default"] is tool_use  # one each
+    copied = pickle.loads(pickle.dumps(tmpl))  # e.g. sent to a worker process
+    assert copied.render(MESSAGES, TOOLS) == tmpl.render(MESSAGES, TOOLS) != copied.render(MESSAGES)
     only = ChatTemplate.from_pretrained(tmp_path / "model", "tool_use")
     assert (only.source, only.name, list(only.templates), only.bos_token) == (
         HERMES,

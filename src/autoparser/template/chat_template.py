@@ -61,7 +61,7 @@ class JinjaChatTemplate:
     plain attribute, so it can also be changed after construction.
     """
 
-    __slots__ = ("_named", "bos_token", "eos_token", "limits", "name", "source")
+    __slots__ = ("bos_token", "eos_token", "limits", "name", "source")
 
     def __init__(
         self,
@@ -79,7 +79,6 @@ class JinjaChatTemplate:
         self.eos_token = eos_token
         self.name = name
         self.limits = limits
-        self._named: Mapping[str, Any] | None = None  # named sibling templates (ChatTemplate.from_pretrained)
 
     @classmethod
     def from_file(
