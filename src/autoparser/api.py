@@ -20,6 +20,7 @@ from .generate.assemble import GeneratedParser, build_parser
 from .generate.grammar import GrammarSpec, build_grammar
 from .generate.request import ParseRequest, ToolSpec, normalize_tools
 from .params import ChatParams
+from .requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
@@ -30,6 +31,8 @@ __all__ = ["ChatParams", "ChatTemplate"]
 
 # (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
 _GENERATION_PROMPTS: dict[tuple[str, tuple[str, str]], list[tuple[str, bool]]] = {}
+# (template source, "default", tools, kwargs) -> whether the template thinks with enable_thinking undefined
+_THINKING_DEFAULTS: dict[tuple[str, str, str, str], bool] = {}
 
 
 class ChatTemplate(JinjaChatTemplate):
@@ -89,9 +92,9 @@ class ChatTemplate(JinjaChatTemplate):
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | Mapping[str, Any] = "auto",
-        parallel_tool_calls: bool = False,
+        parallel_tool_calls: bool | None = None,
         reasoning_format: str = "auto",
-        enable_thinking: bool = True,
+        enable_thinking: bool | None = None,
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         add_generation_prompt: bool = True,
@@ -99,53 +102,45 @@ class ChatTemplate(JinjaChatTemplate):
     ) -> ChatParams:
         """Render the prompt for a chat request and prepare the parser for the model's reply.
 
-        ``reasoning_format``: ``"auto"`` (the default), ``"deepseek"`` and ``"deepseek-legacy"`` move reasoning to
-        ``reasoning_content``; ``"none"`` leaves it (markers included) in the content. ``tool_choice``: ``"auto"``,
-        ``"required"``, ``"none"``, or OpenAI's named form ``{"type": "function", "function": {"name": ...}}``
-        (a call of that tool is required; the prompt still lists every tool, as OpenAI's API does).
-        ``undeclared_tools``: a call to a tool not in ``tools`` is returned as a call with a warning (``"call"``:
-        the server decides what to do with it) or its text is kept as content with a warning (``"content"``). The
-        grammar allows only the declared tools either way.
+        ``messages`` and ``tools`` are taken as OpenAI clients send them and shaped into what this template reads
+        (text parts, ``content: null``, JSON-string arguments, ``reasoning``/``reasoning_content``, the developer
+        role, tools without description or parameters, call ids in another system's format: see
+        :mod:`autoparser.requests` and docs/requests.md). A request the template cannot render raises
+        :class:`~autoparser.errors.TemplateError` with the template's reason; a malformed one (or content the
+        template cannot show, such as an image for a text-only template) :class:`~autoparser.errors.RequestError`
+        naming the field.
+
+        ``enable_thinking``: ``None`` (the default) leaves the template's own default, as transformers does; a
+        ``chat_template_kwargs`` value wins over the argument. ``parallel_tool_calls``: ``None`` follows OpenAI's
+        default (allowed) where the template can render parallel calls. ``reasoning_format``: ``"auto"`` (the
+        default), ``"deepseek"`` and ``"deepseek-legacy"`` move reasoning to ``reasoning_content``; ``"none"`` leaves
+        it (markers included) in the content. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or OpenAI's
+        named form ``{"type": "function", "function": {"name": ...}}`` (a call of that tool is required; the prompt
+        still lists every tool, as OpenAI's API does). ``undeclared_tools``: a call to a tool not in ``tools`` is
+        returned as a call with a warning (``"call"``: the server decides what to do with it) or its text is kept as
+        content with a warning (``"content"``). The grammar allows only the declared tools either way.
         """
-        specs = normalize_tools(tools)
+        tool_list = check_tools(tools)
+        specs = normalize_tools(tool_list)
         tool_choice, specs = _named_tool_choice(tool_choice, specs)
-        prepared = self._prepare_messages(messages)
-        tool_list = list(tools) if tools else None
+        normalized = normalize_messages(messages, request_profile(self), self.name)
         # Serving stacks carry thinking toggles and other template switches in chat_template_kwargs: they join
         # the render context of the prompt *and* of the generation prompt the parser is built from (they win).
         extra = {**self._serving_context(tool_list), **(chat_template_kwargs or {})}
         if "enable_thinking" in extra:
-            enable_thinking = bool(extra.pop("enable_thinking"))
-
-        notes: dict[str, None] = {}  # what the prompt had to leave out (once, though both renders hit it)
+            value = extra.pop("enable_thinking")
+            enable_thinking = None if value is None else bool(value)
+        notes: dict[str, None] = dict.fromkeys(normalized.warnings)  # once each, though both renders hit them
 
         def render(generation: bool) -> str:
-            try:
-                return self.render(
-                    prepared, tool_list, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
-                )
-            except RenderLimitError:
-                raise  # a render past its limits: retrying without tools would only cost another timeout
-            except TemplateError as err:
-                if tool_list is not None:
-                    if self.capabilities.supports_tools:
-                        raise  # the tools themselves are at fault (a missing field the template reads)
-                    # The template cannot render any tool list (MiroThinker's tools branch fails in Jinja2, as in
-                    # transformers): the prompt goes without it, and the parser still reads calls of these tools.
-                    notes[
-                        f"template {self.name!r} cannot render a tool list ({err.reason}); the prompt was rendered "
-                        "without tools (describe them in a system message); calls of the requested tools are parsed"
-                    ] = None
-                    return self.render(
-                        prepared, None, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
-                    )
-                # Some tool-use templates iterate `tools` unconditionally; an empty list means the same as none.
-                return self.render(
-                    prepared, [], add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
-                )
+            return self._render_request(normalized.messages, tool_list, generation, enable_thinking, extra, notes)
 
         without, with_prompt = render(False), render(True)
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
+        if enable_thinking is None:
+            enable_thinking = self._thinking_default(tool_list, extra)
+        if parallel_tool_calls is None:
+            parallel_tool_calls = self.capabilities.supports_parallel_tool_calls
         request = ParseRequest(
             generation_prompt=generation_prompt if add_generation_prompt else "",
             tools=specs,
@@ -166,12 +161,84 @@ class ChatTemplate(JinjaChatTemplate):
             (*notes, *warnings),
         )
 
+    def _render_request(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        generation: bool,
+        enable_thinking: bool | None,
+        extra: Mapping[str, Any],
+        notes: dict[str, None],
+    ) -> str:
+        """Render normalised messages with the request's tools: as sent; else completed with OpenAI's defaults
+        where fields are missing; else (a template that cannot render any tool list) without them, with a note."""
+
+        def attempt(tool_list: list[dict[str, Any]] | None) -> str:
+            return self.render(
+                messages, tool_list, add_generation_prompt=generation, enable_thinking=enable_thinking, **extra
+            )
+
+        if tools is None:
+            try:
+                return attempt(None)
+            except RenderLimitError:
+                raise
+            except TemplateError:
+                return attempt([])  # some tool-use templates iterate `tools` unconditionally: [] means none
+        try:
+            return attempt(tools)
+        except RenderLimitError:
+            raise  # a render past its limits: retrying would only cost another timeout
+        except TemplateError as err:
+            failure = err
+        if missing_defaults(tools):
+            try:
+                return attempt(with_defaults(tools))
+            except RenderLimitError:
+                raise
+            except TemplateError as err:
+                failure = err
+        if self.capabilities.supports_tools:
+            raise failure  # the tools themselves are at fault (a field the template reads)
+        # The template cannot render any tool list (MiroThinker's tools branch fails in Jinja2, as in transformers):
+        # the prompt goes without it, and the parser still reads calls of these tools.
+        notes[
+            f"template {self.name!r} cannot render a tool list ({failure.reason}); the prompt was rendered without "
+            "tools (describe them in a system message); calls of the requested tools are parsed"
+        ] = None
+        return attempt(None)
+
+    def _thinking_default(self, tools: list[dict[str, Any]] | None, extra: Mapping[str, Any]) -> bool:
+        """Whether the template thinks when ``enable_thinking`` is left undefined: off only when a probe conversation
+        renders as with thinking off, and that differs from thinking on (cached per template, tools and switches)."""
+        key = (
+            self.source,
+            "default",
+            json.dumps(tools or [], sort_keys=True),
+            json.dumps(extra, sort_keys=True, default=str),
+        )
+        cached = _THINKING_DEFAULTS.get(key)
+        if cached is not None:
+            return cached
+        probe = [{"role": "user", "content": "Hi"}]
+        renders: dict[bool | None, str | None] = {}
+        for thinking in (None, True, False):
+            try:
+                renders[thinking] = self._render_request(probe, tools, True, thinking, extra, {})
+            except TemplateError:
+                renders[thinking] = None
+        default = not (renders[None] is not None and renders[None] == renders[False] != renders[True])
+        if len(_THINKING_DEFAULTS) >= 256:
+            _THINKING_DEFAULTS.clear()
+        _THINKING_DEFAULTS[key] = default
+        return default
+
     def params_for_prompt(
         self,
         prompt: str,
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | Mapping[str, Any] = "auto",
-        parallel_tool_calls: bool = False,
+        parallel_tool_calls: bool | None = None,
         reasoning_format: str = "auto",
         enable_thinking: bool | None = None,
         json_schema: Mapping[str, Any] | None = None,
@@ -188,10 +255,13 @@ class ChatTemplate(JinjaChatTemplate):
         thinking-off one). A prompt ending in none of them (``add_generation_prompt`` off, a continued final
         message) gets an empty generation prompt and a warning in ``ChatParams.warnings``.
         """
+        tools = check_tools(tools)
         extra = dict(chat_template_kwargs or {})
-        if "enable_thinking" in extra and enable_thinking is None:
+        if extra.get("enable_thinking") is not None and enable_thinking is None:
             enable_thinking = bool(extra["enable_thinking"])
         extra.pop("enable_thinking", None)
+        if parallel_tool_calls is None:
+            parallel_tool_calls = self.capabilities.supports_parallel_tool_calls
         candidates = self._generation_prompts(tools, extra)
         found = [(gp, thinking) for gp, thinking in candidates if gp and prompt.endswith(gp)]
         warnings: list[str] = []
@@ -230,9 +300,10 @@ class ChatTemplate(JinjaChatTemplate):
         context = {**self._serving_context(tool_list), **extra}
         prompts: list[tuple[str, bool]] = []
         for thinking in (True, False):
-            # The request's tools first; a template that cannot render them (a missing description) still has
-            # its generation prompt without them.
-            for tried in (tool_list, None, []) if tool_list else (None, []):
+            # The request's tools first, then completed with OpenAI's defaults; a template that cannot render them
+            # still has its generation prompt without them.
+            tried_lists = (tool_list, with_defaults(tool_list), None, []) if tool_list else (None, [])
+            for tried in tried_lists:
                 try:
                     without, with_prompt = (
                         self.render(probe, tried, add_generation_prompt=g, enable_thinking=thinking, **context)
@@ -248,43 +319,17 @@ class ChatTemplate(JinjaChatTemplate):
         return prompts
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:
-        """Variables serving stacks pass besides the messages: today's date, and FireFunction's ``functions``."""
-        today = datetime.date.today()
-        context: dict[str, Any] = {"datetime": today.strftime("%b %d %Y"), "date_string": today.strftime("%d %b %Y")}
-        if "functions" in variables_read(self.source):
+        """Variables besides the messages that a template cannot render without: FireFunction reads its tools as a
+        ``functions`` JSON string and concatenates a ``datetime`` (today, as llama.cpp passes it). Other dates are
+        left to the template's own defaults, as transformers and vLLM leave them: pass ``date_string`` in
+        ``chat_template_kwargs`` for Llama 3.x's "Today Date"."""
+        read = variables_read(self.source)
+        context: dict[str, Any] = {}
+        if "functions" in read:
             context["functions"] = json.dumps([t.get("function", t) for t in tools or []], indent=4)
+        if "datetime" in read:
+            context["datetime"] = datetime.date.today().strftime("%b %d %Y")
         return context
-
-    def _prepare_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        """OpenAI messages adapted to what the template can render (as serving stacks do)."""
-        caps = self.capabilities
-        keep_developer = "<|channel|>" in self.source  # harmony templates know the developer role
-        prepared: list[dict[str, Any]] = []
-        pending_system: list[str] = []
-        for message in messages:
-            if not isinstance(message, Mapping):
-                raise TypeError(f"chat messages must be mappings, got {type(message).__name__}")
-            item = dict(message)
-            if item.get("role") == "developer" and not keep_developer:
-                item["role"] = "system"
-            if item.get("role") == "system" and not caps.supports_system_role:
-                pending_system.append(item.get("content") or "")
-                continue
-            if pending_system and isinstance(item.get("content"), str):
-                item["content"] = "\n".join([*pending_system, item["content"]])
-                pending_system = []
-            if item.get("tool_calls") and item.get("content") is None and caps.supports_tool_calls:
-                item["content"] = ""
-            if not item.get("reasoning_content"):
-                item.pop("reasoning_content", None)
-            elif self.analysis.reasoning.in_content_blocks and isinstance(item.get("content"), str):
-                # This template renders reasoning only as a typed thinking block.
-                blocks = [{"type": "thinking", "thinking": item.pop("reasoning_content")}]
-                if item["content"]:
-                    blocks.append({"type": "text", "text": item["content"]})
-                item["content"] = blocks
-            prepared.append(item)
-        return prepared
 
     def render(
         self,

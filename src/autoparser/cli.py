@@ -61,6 +61,10 @@ _TEMPLATE_NAME_HELP = (
     "which named template of a config that has several, e.g. tool_use (default: 'tool_use' for a request with "
     "--tools, else 'default', as transformers picks)"
 )
+_THINKING_HELP = "render the prompt with thinking on (--thinking) or off (--no-thinking); default: the template's own"
+_PARALLEL_HELP = (
+    "allow (--parallel) or forbid (--no-parallel) parallel tool calls; default: allowed where the template renders them"
+)
 _TOOL_CHOICE_HELP = "auto: the model may call tools; required: it must; none: it may not (default: auto)"
 
 
@@ -100,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="where reasoning goes: 'none' keeps it in the content (default: auto)",
     )
-    parse.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
-    parse.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
+    parse.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
+    parse.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
     parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
     parse.add_argument(
         "--undeclared-tools",
@@ -120,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
     grammar.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
     grammar.add_argument("--json-schema", metavar="JSON", help="file with a response-format JSON schema")
-    grammar.add_argument("--parallel", action="store_true", help="allow parallel tool calls")
-    grammar.add_argument("--no-thinking", action="store_true", help="render the prompt with thinking disabled")
+    grammar.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
+    grammar.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
     grammar.add_argument(
         "--format", choices=["gbnf", "lark"], default="gbnf", help="dialect: gbnf (llama.cpp) or lark (llguidance)"
     )
@@ -383,7 +387,7 @@ def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> Chat
         chat = tmpl.apply(
             tool_choice=args.tool_choice,
             parallel_tool_calls=args.parallel,
-            enable_thinking=not args.no_thinking,
+            enable_thinking=args.thinking,
             **request,
         )
     except (AutoparserError, ValueError, TypeError) as err:

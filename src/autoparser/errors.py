@@ -9,6 +9,8 @@ Every exception the library raises on purpose derives from :class:`AutoparserErr
      ├── TemplateError               a chat template failed to compile or render (names template and line)
      │    ├── RenderLimitError       a render ran past its time or size limit (RenderLimits)
      │    └── TemplateDecodeError    a template file is not UTF-8 (also a UnicodeDecodeError)
+     ├── RequestError (ValueError)   a chat request is malformed or asks for what the template cannot render
+     │                               (names the message or field)
      ├── ParseError                  input does not match a parser (only from strict parsing)
      └── ResponseTemplateError       an analysis has no transformers response template (NotImplementedError)
 
@@ -23,6 +25,7 @@ __all__ = [
     "ParseError",
     "PatternError",
     "RenderLimitError",
+    "RequestError",
     "ResponseTemplateError",
     "SchemaError",
     "TemplateDecodeError",
@@ -70,6 +73,17 @@ class TemplateError(AutoparserError):
         super().__init__(f"template {where}: {message}")
         self.template = template
         self.line = line
+        self.reason = message
+
+
+class RequestError(AutoparserError, ValueError):
+    """A chat request cannot be rendered as sent: a malformed message or tool, or content the template has no way to
+    show (an image part for a template that reads strings). ``field`` locates it (``"messages[1].content[2]"``,
+    ``"tools"``), so a server can answer with a 400 naming it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
         self.reason = message
 
 

@@ -31,7 +31,7 @@ def test_prompt_opened_block_is_learned_and_parsed(template: str, start: str, en
     reasoning = tmpl.analysis.reasoning
     assert reasoning.start.strip() == start and reasoning.end.strip() == end
     assert reasoning.mode in (ReasoningMode.FORCED_OPEN, ReasoningMode.FORCED_CLOSED)
-    params = tmpl.apply(USER, reasoning_format="auto")
+    params = tmpl.apply(USER, reasoning_format="auto", enable_thinking=True)
     assert params.generation_prompt.rstrip().endswith(start)
     text = f"The user greets me.\nI greet back.\n{end}\n\nHello! How can I help?"
     message = params.parse(text)

@@ -77,14 +77,20 @@ def rendered_call(
     end-of-turn text and stop tokens. None when the template cannot render tool-call history."""
     call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
     try:
-        prompt = tmpl.apply(messages, tools=tools).prompt
+        prompt = tmpl.apply(messages, tools=tools, enable_thinking=True, parallel_tool_calls=False).prompt
         full = tmpl.apply(
             [*messages, {"role": "assistant", "content": "", "tool_calls": [call]}],
             tools=tools,
             add_generation_prompt=False,
+            enable_thinking=True,
+            parallel_tool_calls=False,
         ).prompt
         plain = tmpl.apply(
-            [*messages, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
+            [*messages, {"role": "assistant", "content": "END_MARK"}],
+            tools=tools,
+            add_generation_prompt=False,
+            enable_thinking=True,
+            parallel_tool_calls=False,
         ).prompt
     except Exception:  # templates that cannot render tool history are left out
         return None

@@ -84,7 +84,9 @@ def test_every_stop_token_a_template_writes_after_an_answer_is_learned() -> None
 
 
 def _chat(name: str, **kwargs: object) -> ChatParams:
-    return ChatTemplate.load(name).apply(USER, tools=TOOLS, reasoning_format="auto", **kwargs)  # type: ignore[arg-type]
+    return ChatTemplate.load(name).apply(
+        USER, tools=TOOLS, reasoning_format="auto", **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs}
+    )  # type: ignore[arg-type]
 
 
 def _opening(name: str) -> str:
@@ -159,7 +161,9 @@ def test_after_tool_calls(name: str) -> None:
     if not tmpl.analysis.end_of_turn:  # Ministral writes eos_token: give it one
         tmpl = ChatTemplate.load(name, eos_token="</s>")
     marker = tmpl.analysis.end_of_turn[0]
-    params = tmpl.apply(OUTPUT_USER, tools=OUTPUT_TOOLS, reasoning_format="auto")
+    params = tmpl.apply(
+        OUTPUT_USER, tools=OUTPUT_TOOLS, reasoning_format="auto", enable_thinking=True, parallel_tool_calls=False
+    )
     text = call.rstrip() + marker + "\n"
     message = params.parse(text)
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get", {"city": "Oslo"})]
@@ -179,7 +183,7 @@ def test_html_strikethrough_is_not_an_end_of_turn_for_other_templates() -> None:
     text = "Price: <s>10</s> 8"
     assert _chat("Qwen3-Coder").parse(text).content == text
     mistral = ChatTemplate.load("mistralai-Mistral-Nemo-Instruct-2407", eos_token="</s>")
-    params = mistral.apply(USER, tools=TOOLS)
+    params = mistral.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
     assert params.parse(text).content == text  # inside the output: text
     assert params.parse("Done.</s>").content == "Done."
 

@@ -59,6 +59,7 @@ def chat(
         enable_thinking=thinking,
         reasoning_format="deepseek",
         undeclared_tools=undeclared,
+        parallel_tool_calls=False,
     )
 
 
@@ -278,7 +279,10 @@ GRAMMAR_TOOLS: list[dict[str, Any]] = [
 
 def grammar_chat(template: str = V32, *, tools: list[dict[str, Any]] | None = GRAMMAR_TOOLS, **kw: Any) -> ChatParams:
     return ChatTemplate.load(template).apply(
-        [{"role": "user", "content": "Book it."}], tools=tools, reasoning_format="deepseek", **kw
+        [{"role": "user", "content": "Book it."}],
+        tools=tools,
+        reasoning_format="deepseek",
+        **{"enable_thinking": True, "parallel_tool_calls": False, **kw},
     )
 
 

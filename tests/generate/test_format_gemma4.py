@@ -56,7 +56,9 @@ TOOLS: list[dict[str, Any]] = [
 def chat(template: str = TEMPLATES[0], **kwargs: Any) -> ChatParams:
     options: dict[str, Any] = {"tools": TOOLS, "reasoning_format": "auto", "parallel_tool_calls": True}
     options.update(kwargs)
-    return ChatTemplate.load(template).apply([{"role": "user", "content": "Hi"}], **options)
+    return ChatTemplate.load(template).apply(
+        [{"role": "user", "content": "Hi"}], **{"enable_thinking": True, "parallel_tool_calls": False, **options}
+    )
 
 
 def call(name: str, args: str, *, end: bool = True) -> str:
@@ -252,8 +254,10 @@ def test_what_the_template_renders_parses_back() -> None:
             {"type": "function", "id": "c2", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
         ],
     }
-    params = tmpl.apply(user, tools=TOOLS, reasoning_format="auto")
-    full = tmpl.apply([*user, assistant], tools=TOOLS, add_generation_prompt=False).prompt
+    params = tmpl.apply(user, tools=TOOLS, reasoning_format="auto", enable_thinking=True, parallel_tool_calls=False)
+    full = tmpl.apply(
+        [*user, assistant], tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
+    ).prompt
     assert full.startswith(params.prompt)
     output = full[len(params.prompt) :]
     message = params.parse(output)
@@ -482,7 +486,7 @@ THOUGHT = "<|channel>thought\nThe user wants the weather.<channel|>"
 def constrained(template: str = TEMPLATES[0], tool_choice: str = "auto", **kwargs: Any) -> ChatParams:
     options: dict[str, Any] = {"tools": GRAMMAR_TOOLS, "tool_choice": tool_choice, "reasoning_format": "auto"}
     options.update(kwargs)
-    return ChatTemplate.load(template).apply(USER, **options)
+    return ChatTemplate.load(template).apply(USER, **{"enable_thinking": True, "parallel_tool_calls": False, **options})
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
@@ -649,7 +653,13 @@ def _template_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> 
     """The call exactly as the template writes it in an assistant turn."""
     tool_call = {"type": "function", "id": "c1", "function": {"name": name, "arguments": json.dumps(arguments)}}
     assistant = {"role": "assistant", "content": "", "tool_calls": [tool_call]}
-    full = tmpl.apply([*USER, assistant], tools=GRAMMAR_TOOLS, add_generation_prompt=False).prompt
+    full = tmpl.apply(
+        [*USER, assistant],
+        tools=GRAMMAR_TOOLS,
+        add_generation_prompt=False,
+        enable_thinking=True,
+        parallel_tool_calls=False,
+    ).prompt
     start = full.index("<|tool_call>")
     return full[start : full.index("<tool_call|>", start) + len("<tool_call|>")]
 

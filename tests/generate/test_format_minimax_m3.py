@@ -76,7 +76,7 @@ FULL_ARGS: dict[str, Any] = {
 def chat(**kwargs: Any) -> ChatParams:
     options: dict[str, Any] = {"tools": TOOLS, "reasoning_format": "auto", "parallel_tool_calls": True}
     options.update(kwargs)
-    return ChatTemplate.load(TEMPLATE).apply(USER, **options)
+    return ChatTemplate.load(TEMPLATE).apply(USER, **{"enable_thinking": True, "parallel_tool_calls": False, **options})
 
 
 def rendered(
@@ -94,7 +94,12 @@ def rendered(
             {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
             for i, (name, args) in enumerate(calls)
         ]
-    full = tmpl.apply([*USER, message], tools=TOOLS, add_generation_prompt=False, **kwargs).prompt
+    full = tmpl.apply(
+        [*USER, message],
+        tools=TOOLS,
+        add_generation_prompt=False,
+        **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs},
+    ).prompt
     assert full.startswith(params.prompt)
     output = full[len(params.prompt) :]
     assert output.endswith(EOS + "\n")
@@ -328,10 +333,12 @@ def test_round_trip_of_any_typed_arguments(members: dict[str, Any], tokened: boo
     schema = {"type": "object", "properties": {k: s for k, (_, s) in members.items()}}
     tools = [_tool("set_config", schema)]
     tmpl = ChatTemplate.load(TEMPLATE)
-    params = tmpl.apply(USER, tools=tools, reasoning_format="auto")
+    params = tmpl.apply(USER, tools=tools, reasoning_format="auto", enable_thinking=True, parallel_tool_calls=False)
     call = {"id": "c", "type": "function", "function": {"name": "set_config", "arguments": json.dumps(args)}}
     turn = [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}]
-    full = tmpl.apply(turn, tools=tools, add_generation_prompt=False).prompt
+    full = tmpl.apply(
+        turn, tools=tools, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
+    ).prompt
     text = full[len(params.prompt) :].removesuffix(EOS + "\n")
     if not tokened:
         if any("<" in v or ">" in v for v in _strings(args)):
@@ -423,7 +430,6 @@ def test_tools_disabled_leave_calls_in_content() -> None:
 # --- streaming and truncation ------------------------------------------------------------------------------------
 
 
-
 def _realistic(args: dict[str, Any]) -> str:
     calls = [("get_weather", args), ("get", {"city": "Zanzibar"}), ("ping", {})]
     return rendered(calls, content="Let me look that up.", reasoning="The user wants weather.\nThree calls.")[1]
@@ -487,7 +493,7 @@ GRAMMAR_TOOLS = [
 def grammar_chat(**kwargs: Any) -> ChatParams:
     options: dict[str, Any] = {"tools": GRAMMAR_TOOLS}
     options.update(kwargs)
-    return ChatTemplate.load(TEMPLATE).apply(USER, **options)
+    return ChatTemplate.load(TEMPLATE).apply(USER, **{"enable_thinking": True, "parallel_tool_calls": False, **options})
 
 
 def grammar_output(calls: list[tuple[str, dict[str, Any]]], **kwargs: Any) -> str:
@@ -501,8 +507,15 @@ def grammar_output(calls: list[tuple[str, dict[str, Any]]], **kwargs: Any) -> st
             for name, args in calls
         ],
     }
-    prompt = tmpl.apply(USER, tools=GRAMMAR_TOOLS, **kwargs).prompt
-    full = tmpl.apply([*USER, message], tools=GRAMMAR_TOOLS, add_generation_prompt=False, **kwargs).prompt
+    prompt = tmpl.apply(
+        USER, tools=GRAMMAR_TOOLS, **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs}
+    ).prompt
+    full = tmpl.apply(
+        [*USER, message],
+        tools=GRAMMAR_TOOLS,
+        add_generation_prompt=False,
+        **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs},
+    ).prompt
     return full[len(prompt) :].removesuffix(EOS + "\n")
 
 

@@ -69,7 +69,7 @@ def test_most_templates_have_a_whole_output_grammar() -> None:
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_a_valid_call_is_accepted_and_invalid_ones_are_not(name: str) -> None:
     tmpl = ChatTemplate.load(name)
-    chat = tmpl.apply(USER, tools=TOOLS)
+    chat = tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
     assert chat.grammar_lazy
     good = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert good is not None and all(full_verdicts(chat, good).values()), full_verdicts(chat, good)
@@ -94,28 +94,35 @@ def test_a_valid_call_is_accepted_and_invalid_ones_are_not(name: str) -> None:
         ("Qwen3.5-4B", "The user greets me.\n</think>\n\nHello!", True),
         ("Qwen3.5-4B", "Hello!", False),  # the prompt opened a reasoning block: it is closed first
         ("openai-gpt-oss-120b", "<|channel|>final<|message|>Hello!", True),
-        ("openai-gpt-oss-120b", "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>final"
-         "<|message|>Hello!<|return|>", True),
+        (
+            "openai-gpt-oss-120b",
+            "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>",
+            True,
+        ),
         ("openai-gpt-oss-120b", "Hello!", False),
         ("meetkai-functionary-medium-v3.2", "all\nHello!", True),
         ("meetkai-functionary-medium-v3.2", "Hello!", False),
     ],
 )
 def test_free_text_without_a_call(name: str, answer: str, accepted: bool) -> None:
-    chat = ChatTemplate.load(name).apply(USER, tools=TOOLS)
+    chat = ChatTemplate.load(name).apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
     verdict = full_verdicts(chat, answer)
     assert all(v is accepted for v in verdict.values()), verdict
 
 
 @pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
 def test_other_requests_use_the_grammar_itself(choice: Any) -> None:
-    chat = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=TOOLS, tool_choice=choice)
+    chat = ChatTemplate.load("Qwen3.5-4B").apply(
+        USER, tools=TOOLS, tool_choice=choice, enable_thinking=True, parallel_tool_calls=False
+    )
     assert not chat.grammar_lazy
     assert chat.full_grammar == chat.grammar and chat.full_lark_grammar == chat.lark_grammar
 
 
 def test_whole_output_grammars_start_after_the_prompts_prefill() -> None:
     """Qwen3.5's generation prompt ends with ``<think>\\n``: the grammar starts inside that block."""
-    chat = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=TOOLS, tool_choice="required")
+    chat = ChatTemplate.load("Qwen3.5-4B").apply(
+        USER, tools=TOOLS, tool_choice="required", enable_thinking=True, parallel_tool_calls=False
+    )
     assert prefill(chat.generation_prompt, ChatTemplate.load("Qwen3.5-4B").analysis.reasoning)
     assert chat.grammar is not None and "<|im_start|>" not in chat.grammar and "<|im_start|>" not in chat.lark_grammar

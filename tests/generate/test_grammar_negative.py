@@ -44,10 +44,14 @@ def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> st
         return output
     call = {"id": CALL_ID, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
     try:
-        chat = tmpl.apply(USER, tools=TOOLS)
-        base = tmpl.apply(USER, tools=TOOLS, add_generation_prompt=False).prompt
+        chat = tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
+        base = tmpl.apply(
+            USER, tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
+        ).prompt
         turn = [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}]
-        full = tmpl.apply(turn, tools=TOOLS, add_generation_prompt=False).prompt
+        full = tmpl.apply(
+            turn, tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
+        ).prompt
     except TemplateError:
         return None
     if not full.startswith(base):
@@ -60,7 +64,13 @@ def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> st
     while shared < len(header) and shared and text[shared - 1] not in "\n>":
         shared -= 1  # stop at a marker boundary, not inside a marker both happen to start alike
     text = text[shared:]
-    plain = tmpl.apply([*USER, {"role": "assistant", "content": "END_MARK"}], tools=TOOLS, add_generation_prompt=False)
+    plain = tmpl.apply(
+        [*USER, {"role": "assistant", "content": "END_MARK"}],
+        tools=TOOLS,
+        add_generation_prompt=False,
+        enable_thinking=True,
+        parallel_tool_calls=False,
+    )
     end_of_turn = plain.prompt.partition("END_MARK")[2]
     if end_of_turn.strip() and text.endswith(end_of_turn):
         text = text[: -len(end_of_turn)]
@@ -98,7 +108,7 @@ def test_enough_templates() -> None:
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_valid_call_is_accepted(name: str) -> None:
     tmpl = ChatTemplate.load(name)
-    chat = tmpl.apply(USER, tools=TOOLS)
+    chat = tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
     output = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert output is not None
     assert all_accept(chat, output), verdicts(chat, output)
@@ -116,7 +126,7 @@ def test_valid_call_is_accepted(name: str) -> None:
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_invalid_call_is_rejected(name: str, label: str, tool: str, arguments: dict[str, Any]) -> None:
     tmpl = ChatTemplate.load(name)
-    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required")
+    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     output = _render_call(tmpl, tool, arguments)
     assert output is not None
     assert all_reject(chat, output), (label, verdicts(chat, output))
@@ -125,7 +135,7 @@ def test_invalid_call_is_rejected(name: str, label: str, tool: str, arguments: d
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_unbalanced_json_is_rejected(name: str) -> None:
     tmpl = ChatTemplate.load(name)
-    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required")
+    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     output = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert output is not None
     if tmpl.analysis.tools.format.mode is ToolFormatMode.TAG_WITH_TAGGED:
@@ -142,7 +152,7 @@ def test_tools_whose_names_sanitize_alike_stay_apart(name: str) -> None:
     """``do_it`` and ``do-it`` are different tools even where rule names allow only one spelling."""
     tmpl = ChatTemplate.load(name)
     tools = [function_tool(n, WEATHER_SCHEMA) for n in ("do_it", "do-it")]
-    chat = tmpl.apply(USER, tools=tools, tool_choice="required")
+    chat = tmpl.apply(USER, tools=tools, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     for tool in ("do_it", "do-it"):
         output = rendered_call(tmpl, USER, tools, tool, {"city": "Paris", "days": 2})
         assert output is not None
@@ -154,7 +164,8 @@ def test_tools_whose_names_sanitize_alike_stay_apart(name: str) -> None:
 
 def _reasoning_templates() -> list[Any]:
     return [
-        t for t in TEMPLATES
+        t
+        for t in TEMPLATES
         if ChatTemplate.load(t.values[0]).analysis.format == GENERIC
         and ChatTemplate.load(t.values[0]).analysis.reasoning.end.strip()
     ]
@@ -166,8 +177,12 @@ def test_required_grammar_accepts_reasoning_that_mentions_the_trigger(name: str)
     tmpl = ChatTemplate.load(name)
     reasoning = tmpl.analysis.reasoning
     start, end = reasoning.start.strip(), reasoning.end.strip()
-    words = [t.value for t in tmpl.apply(USER, tools=TOOLS).grammar_triggers if t.type == "word"]
-    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required")
+    words = [
+        t.value
+        for t in tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False).grammar_triggers
+        if t.type == "word"
+    ]
+    chat = tmpl.apply(USER, tools=TOOLS, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     call = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert call is not None
     if start and call.lstrip().startswith(start):  # the template renders an (empty) reasoning block of its own
@@ -197,7 +212,7 @@ def test_a_tool_named_like_a_grammar_rule_and_mixed_schemas(name: str) -> None:
         "required": ["to"],
     }
     tools = [function_tool("call", schema)]
-    chat = tmpl.apply(USER, tools=tools, tool_choice="required")
+    chat = tmpl.apply(USER, tools=tools, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     for good in ("Alice", 42):
         output = rendered_call(tmpl, USER, tools, "call", {"to": good})
         assert output is not None

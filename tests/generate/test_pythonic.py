@@ -55,7 +55,7 @@ def load(name: str) -> ChatTemplate:
 def chat(name: str, **kwargs: Any) -> ChatParams:
     kwargs.setdefault("tools", TOOLS)
     kwargs.setdefault("parallel_tool_calls", True)
-    return load(name).apply(USER, **kwargs)
+    return load(name).apply(USER, **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs})
 
 
 # template -> (section start, section end, list, quote, keywords), as each template writes its calls
@@ -122,7 +122,7 @@ def arguments_for(name: str) -> dict[str, Any]:
 def own_output(name: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
     """What the template writes for an assistant turn with these calls (after the generation prompt)."""
     tmpl = load(name)
-    prompt = tmpl.apply(USER, tools=TOOLS).prompt
+    prompt = tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False).prompt
     message = {
         "role": "assistant",
         "content": "",
@@ -131,7 +131,9 @@ def own_output(name: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
             for i, (n, a) in enumerate(calls)
         ],
     }
-    full = tmpl.apply([*USER, message], tools=TOOLS, add_generation_prompt=False).prompt
+    full = tmpl.apply(
+        [*USER, message], tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
+    ).prompt
     assert full.startswith(prompt)
     text = full[len(prompt) :]
     return text[: text.rindex("<")] if text.rstrip().endswith(("<|im_end|>", "<end_of_turn>")) else text
@@ -488,7 +490,9 @@ GRAMMAR_TOOLS = [
 
 
 def grammar_chat(name: str, **kwargs: Any) -> ChatParams:
-    return load(name).apply(USER, tools=GRAMMAR_TOOLS, **kwargs)
+    return load(name).apply(
+        USER, tools=GRAMMAR_TOOLS, **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs}
+    )
 
 
 def learned_layout(name: str, calls: list[str]) -> str:
@@ -595,7 +599,7 @@ def with_layout(start: str, end: str, listed: bool) -> ChatParams:
     analysis = tmpl.analysis
     fmt = ToolFormat(ToolFormatMode.PYTHONIC, start, end, tools_array_wrapped=listed)
     changed = dataclasses.replace(analysis, tools=dataclasses.replace(analysis.tools, format=fmt))
-    params = tmpl.apply(USER, tools=TOOLS, parallel_tool_calls=True)
+    params = tmpl.apply(USER, tools=TOOLS, parallel_tool_calls=True, enable_thinking=True)
     request = params._generated.request
     return dataclasses.replace(params, _generated=build_parser(changed, request))
 

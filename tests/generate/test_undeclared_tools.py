@@ -59,7 +59,12 @@ CASES = _templates()
 
 
 def _chat(name: str, **kwargs: Any) -> ChatParams:
-    return ChatTemplate.load(name).apply(USER, tools=DECLARED, reasoning_format="auto", **kwargs)
+    return ChatTemplate.load(name).apply(
+        USER,
+        tools=DECLARED,
+        reasoning_format="auto",
+        **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs},
+    )
 
 
 def test_every_tool_format_is_covered() -> None:
@@ -105,7 +110,7 @@ def test_a_declared_call_still_has_no_warning(name: str, text: str) -> None:
 )
 def test_the_grammar_allows_only_declared_tools(name: str) -> None:
     tmpl = ChatTemplate.load(name)
-    params = tmpl.apply(USER, tools=DECLARED, tool_choice="required")
+    params = tmpl.apply(USER, tools=DECLARED, tool_choice="required", enable_thinking=True, parallel_tool_calls=False)
     undeclared = rendered_call(tmpl, USER, [function_tool("launch_rocket", SCHEMA)], "launch_rocket", {"city": "X"})
     declared = rendered_call(tmpl, USER, DECLARED, "get_weather", {"city": "X"})
     assert undeclared is not None and declared is not None
@@ -141,7 +146,13 @@ PREFIXED = [
 def test_a_name_is_sent_once_it_cannot_change(name: str, pattern: str, declared: str, written: str) -> None:
     """``get`` declared, ``get_weather`` written (and the other way round): the stream never sends the declared
     name, or a half-written one."""
-    params = ChatTemplate.load(name).apply(USER, tools=[function_tool(declared, SCHEMA)], reasoning_format="auto")
+    params = ChatTemplate.load(name).apply(
+        USER,
+        tools=[function_tool(declared, SCHEMA)],
+        reasoning_format="auto",
+        enable_thinking=True,
+        parallel_tool_calls=False,
+    )
     text = pattern.format(written)
     message = params.parse(text)
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [(written, {"city": "Oslo"})]

@@ -48,12 +48,15 @@ __all__ = [
     "Output",
     "all_outputs",
     "call_marker_cores",
+    "call_message",
     "chat",
     "gaps",
     "markers",
     "outputs",
     "payload_words",
     "render_calls",
+    "request_tools",
+    "source_message",
 ]
 
 USER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather?"}]
@@ -180,7 +183,7 @@ def chat(template: str) -> ChatParams:
     """The request every output of ``template`` answers (tools offered, reasoning extracted; no tools for a
     template that cannot render any, such as MiroThinker)."""
     return ChatTemplate.load(template).apply(
-        USER, tools=_tools(template), reasoning_format="auto", parallel_tool_calls=True
+        USER, tools=_tools(template), reasoning_format="auto", parallel_tool_calls=True, enable_thinking=True
     )
 
 
@@ -266,9 +269,17 @@ def _tools(template: str) -> list[dict[str, Any]] | None:
     return TOOLS
 
 
+def request_tools(template: str) -> list[dict[str, Any]] | None:
+    """The tools every output's request offers: :data:`TOOLS`, or None where ``apply()`` raises on them (no bundled
+    template today: ``apply()`` renders MiroThinker's prompt without the tools it cannot render, with a warning)."""
+    return _tools(template)
+
+
 def _render(tmpl: ChatTemplate, messages: Sequence[Mapping[str, Any]], generation: bool) -> str:
     tools = _tools(tmpl.name)
-    return tmpl.apply(messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation).prompt
+    return tmpl.apply(
+        messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation, enable_thinking=True
+    ).prompt
 
 
 def _first_line(error: BaseException) -> str:
@@ -438,16 +449,47 @@ def _cut_stop(text: str, after: int) -> str:
     return text[: min(cuts)] if cuts else text
 
 
-def _call_turn(
-    tmpl: ChatTemplate, calls: Sequence[tuple[str, Mapping[str, Any]]], content: str, reasoning: str = ""
-) -> _Turn | _Gap:
+def call_message(
+    calls: Sequence[tuple[str, Mapping[str, Any]]],
+    content: str = "",
+    reasoning: str = "",
+    ids: Sequence[str] = CALL_IDS,
+    *,
+    objects: bool = False,
+) -> dict[str, Any]:
+    """The assistant message with these calls that outputs are rendered from: arguments as JSON text (as OpenAI
+    clients send them) or, with ``objects``, as dicts (as transformers' templates read them); reasoning under both
+    ``reasoning_content`` and ``reasoning`` (Solar-Open reads the latter)."""
     wire = [
-        {"id": CALL_IDS[i], "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        {
+            "id": ids[i],
+            "type": "function",
+            "function": {"name": name, "arguments": dict(args) if objects else json.dumps(args)},
+        }
         for i, (name, args) in enumerate(calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": wire}
     if reasoning:
         message |= {"reasoning_content": reasoning, "reasoning": reasoning}
+    return message
+
+
+def source_message(output: Output, ids: Sequence[str] | None = None, *, objects: bool = True) -> dict[str, Any]:
+    """The assistant message a call output was rendered from (its content and reasoning as given to the template,
+    before the template moved or dropped them), with ``ids`` instead of :data:`CALL_IDS` if given. Where the prompt
+    left a reasoning block open and the output writes the filler reasoning into it, that reasoning is the
+    message's (the model wrote it)."""
+    _, _, _, content, reasoning = next(v for v in _CALL_VARIANTS if v[1] == output.label)
+    if not reasoning and FILLER_REASONING in output.reasoning:
+        reasoning = output.reasoning
+    calls = [(call.name, call.arguments) for call in output.calls]
+    return call_message(calls, content, reasoning, CALL_IDS if ids is None else ids, objects=objects)
+
+
+def _call_turn(
+    tmpl: ChatTemplate, calls: Sequence[tuple[str, Mapping[str, Any]]], content: str, reasoning: str = ""
+) -> _Turn | _Gap:
+    message = call_message(calls, content, reasoning)
     turn = _turn_text(tmpl, message, reasoning, [name for name, _ in calls])
     if isinstance(turn, _Gap):
         return turn

@@ -147,6 +147,13 @@ def _developer() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return messages, base_tools()
 
 
+def _content_with_calls() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Text before the calls, as parts (some templates print a turn-with-calls' content as a string)."""
+    messages = base_messages()
+    messages[2]["content"] = [{"type": "text", "text": "Let me check both cities."}]
+    return messages, base_tools()
+
+
 def _plain() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """No liberties at all: string contents, complete tools, no reasoning (the shape every template documents)."""
     messages = base_messages()
@@ -166,6 +173,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("complete_tools", _complete_tools, "every tool with a description and parameters"),
     Variant("foreign_ids", _foreign_ids, "call ids made by another system (Anthropic's, a UUID)"),
     Variant("developer", _developer, "the `developer` role instead of `system`"),
+    Variant("content_with_calls", _content_with_calls, "text parts before the calls in the same turn"),
     Variant("plain", _plain, "string contents, complete tools, no reasoning"),
 )
 

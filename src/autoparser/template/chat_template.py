@@ -163,7 +163,12 @@ class JinjaChatTemplate:
             return render_bounded(template, context, self.limits if limits is None else limits)
         except LimitExceeded as err:
             raise RenderLimitError(self.name, str(err), _template_line(err), limit=err.limit) from err
-        except jinja2.TemplateError as err:  # raise_exception(), SecurityError, undefined-variable errors, ...
+        except jinja2.exceptions.SecurityError as err:
+            # Kimi-K2 calls list.append: a template written for an engine that allows mutation.
+            hint = " (the template changes a value in place, which transformers' sandbox refuses too)"
+            message = f"{err}{hint}" if "append" in str(err) or "is unsafe" in str(err) else str(err)
+            raise TemplateError(self.name, message, _template_line(err)) from err
+        except jinja2.TemplateError as err:  # raise_exception(), undefined-variable errors, ...
             raise TemplateError(self.name, str(err), _template_line(err)) from err
         except RecursionError as err:
             raise TemplateError(

@@ -1,0 +1,30 @@
+"""The request side: OpenAI chat requests as clients send them, shaped into what a chat template renders.
+
+``ChatTemplate.apply()`` (and the CLI and the vLLM plugin through it) runs every request through here:
+
+* :mod:`.content_format` — does the template read content as a string or as a list of parts (vLLM's rule);
+* :mod:`.profile` — per template, learned once: content shape per role, media, developer role, argument shape,
+  call id format;
+* :mod:`.messages` — the messages normalised by the profile;
+* :mod:`.call_ids` — client call ids mapped into the template's id format;
+* :mod:`.tools` — the tools checked, and completed with OpenAI's defaults where a template needs them.
+
+docs/requests.md says what is normalised and why, and how the prompts compare with transformers and vLLM.
+"""
+
+from .content_format import ContentFormat, content_format
+from .messages import NormalizedMessages, normalize_messages
+from .profile import RequestProfile, request_profile
+from .tools import check_tools, missing_defaults, with_defaults
+
+__all__ = [
+    "ContentFormat",
+    "NormalizedMessages",
+    "RequestProfile",
+    "check_tools",
+    "content_format",
+    "missing_defaults",
+    "normalize_messages",
+    "request_profile",
+    "with_defaults",
+]

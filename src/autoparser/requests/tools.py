@@ -1,0 +1,69 @@
+"""The request's ``tools``: checked for shape, and completed with OpenAI's defaults only where a template needs them.
+
+OpenAI makes a function's ``description`` and ``parameters`` optional (defaults: none, and a function without
+parameters). Many templates read both unconditionally — Hermes concatenates the description, Seed-OSS walks the
+parameters — and raise without them. Supplying ``""`` and an empty object schema up front would change the prompt of
+templates that render tools as given (``tools | tojson`` would print the added keys), and the prompt must stay the one
+transformers renders whenever transformers can render the request as sent. So :func:`with_defaults` is the fallback
+a render tries after the tools as sent failed (see ``ChatTemplate.apply``); explicit ``null`` fields count as
+missing, since a template would print them as ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import RequestError
+
+__all__ = ["EMPTY_PARAMETERS", "check_tools", "missing_defaults", "with_defaults"]
+
+EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+_OPTIONAL = ("description", "parameters")
+
+
+def check_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """``tools`` as a list of tool dicts (None stays None), with explicit ``null`` optional fields removed.
+
+    Raises :class:`RequestError` naming ``tools`` (or the entry) for anything but a list of
+    ``{"type": "function", "function": {"name": ...}}`` objects (bare function objects are accepted too)."""
+    if tools is None:
+        return None
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+        raise RequestError(
+            "tools",
+            f'must be a list of tools ([{{"type": "function", "function": {{...}}}}, ...]), got {type(tools).__name__}',
+        )
+    checked: list[dict[str, Any]] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise RequestError(f"tools[{i}]", f"a tool must be an object, got {type(tool).__name__}")
+        function = tool.get("function", tool)
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise RequestError(f"tools[{i}].function.name", "every tool needs a function name")
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, Mapping | str):
+            raise RequestError(
+                f"tools[{i}].function.parameters", f"must be a JSON schema object, got {type(parameters).__name__}"
+            )
+        if any(k in function and function[k] is None for k in _OPTIONAL):
+            function = {k: v for k, v in function.items() if not (k in _OPTIONAL and v is None)}
+            tool = {**tool, "function": function} if "function" in tool else function
+        checked.append(dict(tool))
+    return checked
+
+
+def missing_defaults(tools: Sequence[Mapping[str, Any]] | None) -> bool:
+    """Whether some tool lacks a field :func:`with_defaults` would add."""
+    return any(k not in tool.get("function", tool) for tool in tools or () for k in _OPTIONAL)
+
+
+def with_defaults(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of the tools with ``description: ""`` and an empty object schema where they have none."""
+    completed: list[dict[str, Any]] = []
+    for tool in tools:
+        function = dict(tool.get("function", tool))
+        function.setdefault("description", "")
+        function.setdefault("parameters", dict(EMPTY_PARAMETERS, properties={}))
+        completed.append({**tool, "function": function} if "function" in tool else function)
+    return completed
