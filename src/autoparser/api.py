@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .analysis.analyzer import analyze_template
@@ -21,6 +24,8 @@ from .requests import check_tools, missing_defaults, normalize_messages, request
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
+from .template.hf_files import DEFAULT_NAME, choose_template, pick_template, read_hf_templates
+from .template.limits import DEFAULT_LIMITS, RenderLimits
 
 __all__ = ["ChatParams", "ChatTemplate"]
 
@@ -39,6 +44,39 @@ class ChatTemplate(JinjaChatTemplate):
     """
 
     __slots__ = ()
+
+    @classmethod
+    def from_pretrained(
+        cls, path: str | Path, template_name: str | None = None, *, limits: RenderLimits = DEFAULT_LIMITS
+    ) -> ChatTemplate:
+        """The chat template of a Hugging Face model: ``path`` is a model directory, its ``tokenizer_config.json``,
+        a ``chat_template.json`` or a ``.jinja`` file; BOS/EOS come from the ``tokenizer_config.json`` (in the
+        directory or beside the file).
+
+        When the files hold several named templates (a ``chat_template`` list, or ``chat_template.jinja`` with
+        ``additional_chat_templates/NAME.jinja``), the result is the ``"default"`` one (its ``source``,
+        ``analysis``) and knows the others (:attr:`templates`): :meth:`apply`, :meth:`render` and
+        :meth:`params_for_prompt` render with ``"tool_use"`` when ``tools`` is given (not None), as transformers'
+        ``apply_chat_template`` does, and without a ``"default"`` they raise :class:`TemplateError` for a request
+        it would not render either. ``template_name`` takes that one template only.
+
+        Raises :class:`OSError` for a path that cannot be read and :class:`TemplateError` for files without a
+        usable template (or without ``template_name``).
+        """
+        found = read_hf_templates(path)
+        if template_name is not None:
+            one = pick_template(found, template_name, path)
+            return cls(one.source, one.bos_token, one.eos_token, name=one.name, limits=limits)
+        named = {name: cls(t.source, t.bos_token, t.eos_token, name=t.name, limits=limits) for name, t in found.items()}
+        if list(named) == [DEFAULT_NAME]:
+            return named[DEFAULT_NAME]
+        return _NamedTemplates(named, Path(path).name, limits)
+
+    @property
+    def templates(self) -> Mapping[str, ChatTemplate]:
+        """This model's templates by name (``tmpl.templates["tool_use"].analysis``): the ones
+        :meth:`from_pretrained` found, or just ``{"default": self}``."""
+        return MappingProxyType({DEFAULT_NAME: self})
 
     @property
     def analysis(self) -> TemplateAnalysis:
@@ -374,3 +412,57 @@ def _arguments_as_objects(message: Mapping[str, Any]) -> Mapping[str, Any]:
                 call = {**call, "function": {**function, "arguments": json.loads(arguments)}}
         converted.append(call)
     return {**message, "tool_calls": converted}
+
+
+def _for_request(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run on the template :meth:`_NamedTemplates._for_tools` picks for the call's ``tools`` (its second
+    positional argument or keyword)."""
+
+    @functools.wraps(method)
+    def run(self: _NamedTemplates, *args: Any, **kwargs: Any) -> Any:
+        tools = kwargs["tools"] if "tools" in kwargs else args[1] if len(args) > 1 else None
+        return method(self._for_tools(tools), *args, **kwargs)
+
+    return run
+
+
+class _NamedTemplates(ChatTemplate):
+    """What :meth:`ChatTemplate.from_pretrained` returns for a model with several named templates: the ``"default"``
+    one (its source, name and analysis; empty when there is none) that renders each request with the template
+    transformers would pick for its tools."""
+
+    __slots__ = ("_named",)
+
+    def __init__(self, named: dict[str, ChatTemplate], name: str, limits: RenderLimits) -> None:
+        default = named.get(DEFAULT_NAME)
+        first = next(iter(named.values()))
+        source, label = (default.source, default.name) if default is not None else ("", name)
+        super().__init__(source, first.bos_token, first.eos_token, name=label, limits=limits)
+        self._named = named
+
+    @property
+    def templates(self) -> Mapping[str, ChatTemplate]:
+        return MappingProxyType(self._named)
+
+    def _for_tools(self, tools: object | None) -> ChatTemplate:
+        """The template a request with ``tools`` renders with (transformers' rule: :func:`choose_template`), with
+        this one's :attr:`limits`; a :class:`TemplateError` where transformers raises (no ``"default"``)."""
+        chosen = choose_template(self._named, tools)
+        if chosen is None:
+            names = ", ".join(map(repr, self._named))
+            raise TemplateError(
+                self.name,
+                f"no {DEFAULT_NAME!r} chat template to render this request with: it has {names}; choose one with "
+                "template_name (--template-name on the command line)",
+            )
+        tmpl = self._named[chosen]
+        tmpl.limits = self.limits
+        return tmpl
+
+    @property
+    def analysis(self) -> TemplateAnalysis:
+        return self._for_tools(None).analysis
+
+    apply = _for_request(ChatTemplate.apply)
+    params_for_prompt = _for_request(ChatTemplate.params_for_prompt)
+    render = _for_request(ChatTemplate.render)

@@ -29,7 +29,6 @@ from rich.text import Text
 from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from .errors import AutoparserError, TemplateError
-from .template.hf_files import read_hf_template
 
 __all__ = ["build_parser", "format_analysis", "format_message", "format_templates", "main", "visible"]
 
@@ -58,7 +57,10 @@ _TEMPLATE_HELP = (
     "a bundled template name (see `autoparser templates`), a .jinja file, a Hugging Face tokenizer_config.json or "
     "chat_template.json, or a model directory holding them"
 )
-_TEMPLATE_NAME_HELP = "which named template of a config that has several (default: 'default'), e.g. tool_use"
+_TEMPLATE_NAME_HELP = (
+    "which named template of a config that has several, e.g. tool_use (default: 'tool_use' for a request with "
+    "--tools, else 'default', as transformers picks)"
+)
 _THINKING_HELP = "render the prompt with thinking on (--thinking) or off (--no-thinking); default: the template's own"
 _PARALLEL_HELP = (
     "allow (--parallel) or forbid (--no-parallel) parallel tool calls; default: allowed where the template renders them"
@@ -261,7 +263,8 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def _load(spec: str, template_name: str | None = None) -> ChatTemplate:
-    """A template file, a Hugging Face config or model directory, or a bundled template.
+    """A template file, a Hugging Face config or model directory (``ChatTemplate.from_pretrained``: a request with
+    tools renders with the ``tool_use`` template of a multi-template config), or a bundled template.
 
     Raises ``_Failure``: exit code 2 for a name that is neither a path nor a bundled template (with the closest
     bundled names), 1 for a path that cannot be read or holds no usable template.
@@ -269,14 +272,11 @@ def _load(spec: str, template_name: str | None = None) -> ChatTemplate:
     path = Path(spec)
     if path.exists():
         try:
-            if path.is_file() and path.suffix.lower() != ".json" and template_name is None:
-                return ChatTemplate.from_file(path)
-            found = read_hf_template(path, template_name)
+            return ChatTemplate.from_pretrained(path, template_name)
         except TemplateError as err:
             raise _Failure(_in(spec, err)) from None
         except (OSError, UnicodeDecodeError) as err:
             raise _Failure(f"cannot read {spec}: {getattr(err, 'strerror', None) or err}") from None
-        return ChatTemplate(found.source, found.bos_token, found.eos_token, name=found.name)
     if _looks_like_path(spec):
         raise _Failure(f"no such file or directory: {spec}", 2)
     if template_name is not None:

@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["GbnfSyntaxError", "Grammar", "accepts", "prefix_ok"]
+__all__ = ["GbnfSyntaxError", "Grammar", "accepts", "earley_items", "prefix_ok"]
 
 MAX_CODE_POINT = 0x10FFFF
 
@@ -570,7 +570,9 @@ class Grammar:
             raise ValueError(f"the grammar has no rule named {root!r}") from None
 
 
-def _earley(tables: _Tables, start: int, text: str, complete: bool, leo: bool = True) -> bool:
+def _earley(
+    tables: _Tables, start: int, text: str, complete: bool, leo: bool = True, set_sizes: list[int] | None = None
+) -> bool:
     """Earley recognition of ``text`` from nonterminal ``start``.
 
     Items are ``(lr0_item, origin)`` pairs. Per Earley set we keep ``waiting``: nonterminal -> items in
@@ -582,6 +584,9 @@ def _earley(tables: _Tables, start: int, text: str, complete: bool, leo: bool = 
     which in turn is complete, the chain of such completions is followed once and memoized per
     ``(j, B)``, and only its topmost item is added. Chains only step to strictly earlier, hence final,
     sets and never into set 0, so the accepting item ``(start, origin 0)`` is always added explicitly.
+
+    ``set_sizes``, when given, receives the number of items of each Earley set built: the work done, counted
+    without a clock (:func:`earley_items`).
     """
     if not tables.productive[start]:  # its productions were pruned: nothing derives from it
         return False
@@ -662,6 +667,8 @@ def _earley(tables: _Tables, start: int, text: str, complete: bool, leo: bool = 
                     agenda.append(advanced)
             else:  # terminal: scanned when the next character is known
                 scans.setdefault(-1 - symbol, []).append((item + 1, origin))
+        if set_sizes is not None:
+            set_sizes.append(len(seen))
         if i == n:
             return accepted if complete else True
         ch = text[i]
@@ -695,3 +702,12 @@ def accepts(gbnf: str | Grammar, text: str, root: str = "root") -> bool:
 def prefix_ok(gbnf: str | Grammar, text: str, root: str = "root") -> bool:
     """True iff some string accepted by ``gbnf`` starts with ``text`` (useful to check streaming)."""
     return _grammar(gbnf).prefix_ok(text, root)
+
+
+def earley_items(gbnf: str | Grammar, text: str, root: str = "root", *, complete: bool = True, leo: bool = True) -> int:
+    """How many Earley items recognizing ``text`` builds: the recognizer's work, deterministic where a clock is
+    not (tests compare it across input sizes to check that the work grows linearly)."""
+    grammar = _grammar(gbnf)
+    sizes: list[int] = []
+    _earley(grammar._tables, grammar._start(root), text, complete, leo, sizes)
+    return sum(sizes)

@@ -1,14 +1,16 @@
 """Hostile templates: every failure is a TemplateError naming the template (and line), and nothing hangs.
 
 Templates come from model hubs and are untrusted. Each test below is one way a template used to escape as a raw
-Python exception, or to hang, and checks that it now fails fast with a ``TemplateError``. Time limits are set
-small so the suite stays quick; the only timing assertions are generous "it returned" bounds.
+Python exception, or to hang, and checks that it now fails fast with a ``TemplateError``. Time limits that should
+fire are set small so the suite stays quick; the others are generous. No test asserts how long anything took (a
+loaded machine would fail it): a bounded render is checked by the limit it reports (``RenderLimitError.limit``);
+bench/limits_bench.py times them.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import time
+import types
 from typing import Any
 
 import pytest
@@ -17,28 +19,29 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from autoparser import ChatTemplate
 from autoparser.errors import RenderLimitError, TemplateDecodeError, TemplateError
-from autoparser.template import DEFAULT_LIMITS, JinjaChatTemplate, RenderLimits, bundled_templates
+from autoparser.template import DEFAULT_LIMITS, JinjaChatTemplate, RenderLimits, bundled_templates, probing
 from autoparser.template.environment import GenerationBlock, compile_template
 from autoparser.template.probing import ProbeRenderer
 
 USER = [{"role": "user", "content": "Hey"}]
-QUICK = RenderLimits(timeout=0.2, max_output=100_000)
-# A generous bound that only says "it returned": real runs take about QUICK.timeout.
-RETURNS_WITHIN = 20.0
+# Tests that expect a render to time out set a small limit (RenderLimits(timeout=0.2)); the others render under a
+# generous one, so that a slow machine cannot turn the error they expect into a timeout.
+LIMITS = RenderLimits(timeout=30.0, max_output=100_000)
 
 NESTED_RANGES = "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+# 10^8 silent iterations (seconds of work, far past a 0.3 s limit, on any machine): a render that returns instead
+# of raising says the limit failed, where NESTED_RANGES (10^10) would hang the test.
+LONG_BUT_FINITE = "{% for i in range(100000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"
 
 
-def template(source: str, limits: RenderLimits = QUICK) -> JinjaChatTemplate:
+def template(source: str, limits: RenderLimits = LIMITS) -> JinjaChatTemplate:
     return JinjaChatTemplate(source, name="hostile.jinja", limits=limits)
 
 
-def failure(source: str, limits: RenderLimits = QUICK, **context: Any) -> TemplateError:
-    """Render ``source`` and return the TemplateError it raised (it must raise one, and return promptly)."""
-    start = time.monotonic()
+def failure(source: str, limits: RenderLimits = LIMITS, **context: Any) -> TemplateError:
+    """Render ``source`` and return the TemplateError it raised (it must raise one)."""
     with pytest.raises(TemplateError) as info:
         template(source, limits).render(USER, **context)
-    assert time.monotonic() - start < RETURNS_WITHIN
     assert info.value.template == "hostile.jinja"
     assert str(info.value).startswith("template hostile.jinja")
     return info.value
@@ -213,7 +216,7 @@ def test_limits_are_configurable() -> None:
     tmpl = template(source, RenderLimits(max_output=10))
     tmpl.limits = RenderLimits()  # a plain attribute
     assert tmpl.render(USER).startswith("abab")
-    assert JinjaChatTemplate.load("Qwen3-Coder", limits=QUICK).limits is QUICK
+    assert JinjaChatTemplate.load("Qwen3-Coder", limits=LIMITS).limits is LIMITS
     with pytest.raises(ValueError, match="timeout"):
         RenderLimits(timeout=0)
     with pytest.raises(ValueError, match="max_output"):
@@ -224,7 +227,8 @@ def test_limits_are_configurable() -> None:
 
 @pytest.mark.parametrize("name", bundled_templates())
 def test_bundled_templates_render_far_below_the_default_limits(name: str) -> None:
-    tmpl = JinjaChatTemplate.load(name, limits=RenderLimits(timeout=5.0, max_output=20_000))
+    """Far below the size limit; their render times are in bench/limits_bench.py."""
+    tmpl = JinjaChatTemplate.load(name, limits=RenderLimits(timeout=None, max_output=20_000))
     try:
         tmpl.render(USER, add_generation_prompt=True)
     except RenderLimitError:
@@ -235,14 +239,15 @@ def test_bundled_templates_render_far_below_the_default_limits(name: str) -> Non
 
 def test_limits_work_off_the_main_thread_and_per_render() -> None:
     """No signals: a worker thread can be stopped, and concurrent renders keep their own budgets."""
-    hostile = template(NESTED_RANGES, RenderLimits(timeout=0.3))
+    hostile = template(LONG_BUT_FINITE, RenderLimits(timeout=0.3))
     normal = JinjaChatTemplate.load("Qwen3-Coder")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         slow = pool.submit(hostile.render, USER)
         fine = [pool.submit(normal.render, USER) for _ in range(20)]
-        with pytest.raises(RenderLimitError):
-            slow.result(timeout=RETURNS_WITHIN)
-        assert all(f.result(timeout=RETURNS_WITHIN).startswith("<|im_start|>user") for f in fine)
+        with pytest.raises(RenderLimitError) as info:
+            slow.result()
+        assert info.value.limit == "timeout"
+        assert all(f.result().startswith("<|im_start|>user") for f in fine)
 
 
 # Anything else a template raises is a TemplateError too — except KeyboardInterrupt and SystemExit.
@@ -287,21 +292,26 @@ def test_sandbox_security_errors_stay_template_errors() -> None:
     ],
 )
 def test_analysis_of_a_hostile_template_raises_instead_of_hanging(limits: RenderLimits, exceeded: str) -> None:
-    start = time.monotonic()
     with pytest.raises(RenderLimitError) as info:
         _ = ChatTemplate(NESTED_RANGES, name="hostile.jinja", limits=limits).analysis
-    assert time.monotonic() - start < RETURNS_WITHIN
     assert info.value.template == "hostile.jinja" and info.value.limit == exceeded
     assert f"RenderLimits({exceeded}=" in info.value.reason
 
 
-def test_analysis_renders_share_one_time_budget() -> None:
-    """A template that is merely slow on every probe cannot make analysis take one timeout per render."""
-    probe = ProbeRenderer(template("{{ messages[0].content }}", RenderLimits(analysis_timeout=0.05)))
+def test_analysis_renders_share_one_time_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A template that is merely slow on every probe cannot make analysis take one timeout per render: the budget
+    is counted from the renderer's creation (on a clock the test moves, not the machine's)."""
+    now = [1000.0]
+    monkeypatch.setattr(probing, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    probe = ProbeRenderer(template("{{ messages[0].content }}", RenderLimits(analysis_timeout=5.0)))
     assert probe.render(USER) == "Hey"
-    time.sleep(0.1)  # stands for earlier renders that used up the budget
-    with pytest.raises(RenderLimitError, match=r"analysis took longer than its time limit of 0\.05 s"):
+    now[0] += 4.0  # earlier renders used most of the budget: the next one still runs
+    assert probe.render([{"role": "user", "content": "second"}]) == "second"
+    now[0] += 1.5  # and then all of it
+    with pytest.raises(RenderLimitError, match=r"analysis took longer than its time limit of 5 s") as info:
         probe.render([{"role": "user", "content": "other"}])
+    assert info.value.limit == "analysis_timeout"
+    assert probe.render(USER) == "Hey"  # a memoized probe costs nothing and still answers
 
 
 # The guards must not change what a template renders.

@@ -90,9 +90,17 @@ class JinjaChatTemplate:
         naming the file and line, and still a ``UnicodeDecodeError`` for existing handlers. A file that cannot be
         read at all (missing, a directory, no permission) raises the usual :class:`OSError`: that is a problem
         with the path rather than with a template, Python's message already names the path, and ``except
-        OSError`` is how callers (the CLI among them) handle unreadable paths.
+        OSError`` is how callers (the CLI among them) handle unreadable paths. A ``.json`` file (a Hugging Face
+        ``tokenizer_config.json`` or ``chat_template.json``) raises :class:`~autoparser.errors.TemplateError`:
+        ``ChatTemplate.from_pretrained`` reads those.
         """
         path = Path(path)
+        if path.suffix.lower() == ".json":
+            raise TemplateError(
+                path.name,
+                "a .json file is a Hugging Face config, not a Jinja template: read it with "
+                "ChatTemplate.from_pretrained(path), which also takes the model directory",
+            )
         data = path.read_bytes()
         try:
             source = data.decode("utf-8")
