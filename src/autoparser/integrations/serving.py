@@ -26,6 +26,7 @@ from ..api import ChatTemplate
 from ..message import ChatMessage, MessageDelta, ToolCallDelta, apply_deltas
 from ..params import ChatParams
 from ..template.chat_template import bundled_templates
+from ..template.hf_files import choose_template
 
 __all__ = [
     "TEMPLATE_ENV",
@@ -44,7 +45,8 @@ _log = logging.getLogger(__name__)
 def template_source(chat_template: Any, has_tools: bool = False) -> str | None:
     """The Jinja source in a tokenizer's ``chat_template``: a string, a ``{name: source}`` dict or a list of
     ``{"name": ..., "template": ...}`` (tokenizer_config.json). Named variants are picked as transformers picks
-    them: ``tool_use`` for a request with tools, else ``default``, else the only one."""
+    them (:func:`~autoparser.template.hf_files.choose_template`): ``tool_use`` for a request with tools, else
+    ``default``, else the only one."""
     if isinstance(chat_template, str):
         return chat_template or None
     if isinstance(chat_template, Sequence) and not isinstance(chat_template, str):
@@ -53,12 +55,11 @@ def template_source(chat_template: Any, has_tools: bool = False) -> str | None:
         named = dict(chat_template)
     else:
         return None
-    order = ("tool_use", "default") if has_tools else ("default",)
-    for name in order:
-        if isinstance(named.get(name), str):
-            return named[name]
-    sources = [s for s in named.values() if isinstance(s, str)]
-    return sources[0] if len(sources) == 1 else None
+    sources = {name: source for name, source in named.items() if isinstance(name, str) and isinstance(source, str)}
+    chosen = choose_template(sources, [] if has_tools else None)
+    if chosen is not None:
+        return sources[chosen]
+    return next(iter(sources.values())) if len(sources) == 1 else None  # transformers would refuse: be lenient
 
 
 @functools.lru_cache(maxsize=32)
