@@ -122,10 +122,14 @@ def _reasoning_field() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return messages, base_tools()
 
 
+# A whole 1x1 PNG: servers decode image parts when they parse the messages (vLLM rejects a truncated one).
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
 def _image_parts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     messages = base_messages()
     messages[1]["content"].insert(
-        1, {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAY="}}
+        1, {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_1X1}}
     )
     return messages, base_tools()
 
