@@ -8,11 +8,15 @@
   ``chat_template_kwargs``), after running the request through ``adjust_request`` as vLLM's renderer does.
 * :func:`complete` and :func:`stream` call it as ``chat_completion`` serving does: ``parse`` for a complete
   reply; ``parse_delta`` per detokenized step with the prompt's token ids and ``finished`` on the last step.
+* :func:`render_chat` renders a request's prompt with vLLM's own code, step by step as its chat serving does
+  (``OnlineRenderer.render_chat`` -> ``preprocess_chat`` -> ``HfRenderer.render_messages``), against
+  :func:`model_config` (a real ``ModelConfig`` of a tiny local multimodal model) and :func:`render_tokenizer`.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 import tempfile
 from collections.abc import Sequence
@@ -22,8 +26,11 @@ from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
+from vllm.config import ModelConfig
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.parser import ParserManager
+from vllm.renderers.chat_utils import parse_chat_messages
+from vllm.renderers.hf import resolve_chat_template_content_format, safe_apply_chat_template
 from vllm.tokenizers import get_tokenizer
 
 from autoparser import ChatTemplate
@@ -68,8 +75,16 @@ def tokenizer_for(template_name: str, corpus: tuple[str, ...], extra_markers: tu
     bpe.train_from_iterator([*corpus, _FILLER], trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=bpe)
     fast.chat_template = template.source
+    return _load_tokenizer(fast)
+
+
+def _load_tokenizer(fast: PreTrainedTokenizerFast) -> Any:
+    """``fast`` saved to a directory and loaded by vLLM's ``get_tokenizer`` (with a model config beside it:
+    without one vLLM logs an error and retries after 2 s)."""
     directory = Path(tempfile.mkdtemp(prefix="autoparser-tok-"))
     fast.save_pretrained(directory)
+    text_model = {"architectures": ["LlamaForCausalLM"], **_TINY_MODEL["text_config"]}
+    (directory / "config.json").write_text(json.dumps(text_model), encoding="utf-8")
     return get_tokenizer(str(directory))
 
 
@@ -205,3 +220,120 @@ def _accumulate(reply: Reply, delta: Any) -> None:
             reply.protocol_errors.append(f"call {part.index} got its id or name again")
         if function is not None and function.arguments:
             reply.calls[part.index]["arguments"] += function.arguments
+
+
+# --- prompts as vLLM's chat serving renders them --------------------------------------------------------------------
+
+# A tiny Idefics3 (SmolVLM's architecture): multimodal, so image parts take vLLM's media path (the image is decoded,
+# counted against the model's limit and becomes {"type": "image"} or the model's placeholder "<image>"); its model
+# module imports without torchvision (which .ci/run uninstalls) and its processor needs no files besides the
+# tokenizer. No weights: ModelConfig reads config.json only.
+_TINY_MODEL: dict[str, Any] = {
+    "architectures": ["Idefics3ForConditionalGeneration"],
+    "model_type": "idefics3",
+    "image_token_id": 0,
+    "torch_dtype": "float32",
+    "text_config": {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 1,
+        "vocab_size": 600,
+        "max_position_embeddings": 4096,
+    },
+    "vision_config": {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 1,
+        "image_size": 28,
+        "patch_size": 14,
+    },
+}
+
+
+@functools.lru_cache(maxsize=2)
+def _tiny_bpe(special: tuple[str, ...]) -> str:
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=list(special),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator([_FILLER], trainer)
+    return bpe.to_str()
+
+
+def _tiny_tokenizer(special: tuple[str, ...] = ()) -> PreTrainedTokenizerFast:
+    """A small byte-level BPE with bos/eos as autoparser renders them (empty strings, defined)."""
+    bpe = Tokenizer.from_str(_tiny_bpe(special))
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="", eos_token="")
+
+
+@functools.lru_cache(maxsize=1)
+def model_config() -> ModelConfig:
+    """vLLM's ``ModelConfig`` of a tiny local model directory (see ``_TINY_MODEL``): what ``parse_chat_messages``
+    hands its multimodal tracker and ``safe_apply_chat_template`` reads, built by vLLM itself."""
+    directory = Path(tempfile.mkdtemp(prefix="autoparser-model-"))
+    _tiny_tokenizer(("<image>",)).save_pretrained(directory)
+    (directory / "config.json").write_text(json.dumps(_TINY_MODEL), encoding="utf-8")
+    return ModelConfig(model=str(directory))
+
+
+@functools.cache
+def render_tokenizer(source: str) -> Any:
+    """vLLM's tokenizer (``get_tokenizer`` of a local directory) whose chat template is ``source``."""
+    fast = _tiny_tokenizer()
+    fast.chat_template = source
+    return _load_tokenizer(fast)
+
+
+@dataclass
+class Rendered:
+    """A prompt as vLLM renders it, with what it was rendered from."""
+
+    prompt: str
+    content_format: str
+    conversation: list[dict[str, Any]]
+    mm_data: dict[str, Any] | None
+
+
+def render_chat(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **fields: Any
+) -> Rendered:
+    """The prompt vLLM 0.32's chat serving renders for this request (no ``--chat-template``, default
+    ``--chat-template-content-format auto``, no default template kwargs), raising what it raises.
+
+    The steps are ``OnlineRenderer.render_chat`` / ``preprocess_chat`` / ``HfRenderer.render_messages`` with vLLM's
+    own functions (``HfRenderer`` itself needs a ``VllmConfig``, which cannot infer a device here)."""
+    request = request_for(messages, tools, **fields)  # the request's validators run (reasoning_content -> reasoning)
+    tool_dicts = None if request.tools is None else [tool.model_dump() for tool in request.tools]
+    config = model_config()
+    mm_config = config.multimodal_config
+    params = request.build_chat_params(None, "auto").with_defaults(
+        {"tools": tool_dicts, "tokenize": False},
+        default_media_io_kwargs=mm_config.media_io_kwargs if mm_config else None,
+        default_mm_processor_kwargs=getattr(request, "mm_processor_kwargs", None),
+    )
+    content_format = resolve_chat_template_content_format(
+        chat_template=params.chat_template,
+        tools=params.chat_template_kwargs.get("tools"),
+        given_format=params.chat_template_content_format,
+        tokenizer=tokenizer,
+        model_config=config,
+    )
+    conversation, mm_data, _uuids = parse_chat_messages(
+        request.messages,
+        config,
+        content_format=content_format,
+        media_io_kwargs=params.media_io_kwargs,
+        mm_processor_kwargs=params.mm_processor_kwargs,
+    )
+    prompt = safe_apply_chat_template(config, tokenizer, conversation, **params.get_apply_chat_template_kwargs())
+    assert isinstance(prompt, str)
+    return Rendered(prompt, content_format, conversation, mm_data)
