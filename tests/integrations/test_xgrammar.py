@@ -107,7 +107,7 @@ def _weather_templates() -> list[Any]:
 @pytest.mark.parametrize("name", _weather_templates())
 def test_the_tag_rejects_an_unknown_tool_and_bad_arguments(name: str) -> None:
     tmpl = ChatTemplate.load(name)
-    params = tmpl.apply(WEATHER_USER, tools=WEATHER_TOOLS)
+    params = tmpl.apply(WEATHER_USER, tools=WEATHER_TOOLS, enable_thinking=True, parallel_tool_calls=False)
     compiled = _tag(params)
     good = _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2})
     assert good is not None and _accepts(compiled, good), good
@@ -172,11 +172,23 @@ def test_full_grammar_reads_in_xgrammar_as_in_llama_cpp(name: str) -> None:
 def test_required_and_named_grammars_read_in_xgrammar_as_in_llama_cpp(name: str) -> None:
     tmpl = ChatTemplate.load(name)
     calls = {o.label: o.text for o in outputs(name) if o.calls}
-    required = tmpl.apply(USER, tools=TOOLS, reasoning_format="auto", parallel_tool_calls=True, tool_choice="required")
+    required = tmpl.apply(
+        USER,
+        tools=TOOLS,
+        reasoning_format="auto",
+        parallel_tool_calls=True,
+        tool_choice="required",
+        enable_thinking=True,
+    )
     assert required.grammar is not None and not required.grammar_lazy
     assert not _agreement(required.grammar, calls)
     named = tmpl.apply(
-        USER, tools=TOOLS, reasoning_format="auto", tool_choice={"type": "function", "function": {"name": "get"}}
+        USER,
+        tools=TOOLS,
+        reasoning_format="auto",
+        tool_choice={"type": "function", "function": {"name": "get"}},
+        enable_thinking=True,
+        parallel_tool_calls=False,
     )
     one = {o.label: o.text for o in outputs(name) if [c.name for c in o.calls] == ["get"]}
     assert named.grammar is not None
