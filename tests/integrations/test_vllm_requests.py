@@ -166,7 +166,7 @@ EMPTY = r"\A\Z"
 NO_IMAGE = tuple(v for v in VARIANT_NAMES if v != "image_parts")
 BASE_TOOLS = tuple(v for v in VARIANT_NAMES if v not in ("complete_tools", "plain"))  # tools without optional fields
 BASE_TEXT = tuple(v for v in BASE_TOOLS if v != "image_parts")  # the same, for templates that refuse the image
-COMPLETE_TOOLS = ("complete_tools", "plain")  # every field given, description after parameters
+COMPLETE_TOOLS = ("complete_tools", "plain")  # every field given
 NULL_CONTENT = tuple(v for v in NO_IMAGE if v not in ("content_with_calls", "plain"))  # the calling turn's is null
 SINGLE = ("single_call",)
 AUTOPARSER_DEFAULTS = r'\A\Z|\A\{"type": "object", "properties": \{\}\}\Z'  # "" and parameters taking nothing
@@ -302,56 +302,6 @@ REASONS: dict[str, Reason] = {
         # content_with_calls: both raise (the template refuses content next to reasoning in a calling turn)
         only={"openai-gpt-oss-120b": tuple(v for v in BASE_TEXT if v != "content_with_calls")},
     ),
-    "key-order": Reason(
-        "vLLM's dump orders a function's fields as its model declares them: `name`, `description`, `parameters`. "
-        "The complete tools give `description` after `parameters`, and templates that print a tool as JSON or as a "
-        "Python dict (`{{ tool | tojson }}`, `{{ tool|string }}`, `{{ tools | tojson }}`) keep the order they get: "
-        'vLLM\'s prompt has `"description": "Get the weather forecast for a city."` before the parameters, '
-        "apply()'s after them, as the client sent it.",
-        (
-            "Apriel-1.6-15b-Thinker-fixed",
-            "Bielik-11B-v3.0-Instruct",
-            "EssentialAI-rnj-1-instruct",
-            "GLM-4.6",
-            "GLM-4.7-Flash",
-            "GLM-5.2",
-            "LFM2-8B-A1B",
-            "LFM2.5-Instruct",
-            "LGAI-EXAONE-K-EXAONE-236B-A23B",
-            "MadeAgents-Hammer2.1",
-            "MiMo-VL",
-            "MiniMax-M2",
-            "MiniMax-M3",
-            "NVIDIA-Nemotron-Nano-v2",
-            "NousResearch-Hermes-4-14B",
-            "Qwen-QwQ-32B",
-            "Qwen-Qwen2.5-7B-Instruct",
-            "Qwen-Qwen3-0.6B",
-            "Qwen3.5-4B",
-            "Reka-Edge",
-            "Spark2.5",
-            "StepFun3.5-Flash",
-            "deepseek-ai-DeepSeek-V3.2",
-            "deepseek-ai-DeepSeek-V4",
-            "ibm-granite-granite-3.3-2B-Instruct",
-            "ibm-granite-granite-4.0",
-            "inclusionai-ling-3.0-flash",
-            "meetkai-functionary-medium-v3.1",
-            "meta-llama-Llama-4-Scout-17B-16E-Instruct",
-            "mistralai-Ministral-3-14B-Reasoning-2512",
-            "moonshotai-Kimi-K2",
-            "nvidia-Llama-3_3-Nemotron-Super-49B-v1_5",
-            "nvidia-Nemotron-Mini-4B-Instruct",
-            "stepfun-ai-Step-3.5-Flash",
-            "unsloth-Apriel-1.5",
-            "unsloth-mistral-Devstral-Small-2507",
-            "upstage-Solar-Open-100B",
-        ),
-        COMPLETE_TOOLS,
-        vllm=r"\A\Z|description.{0,12}Get the weather forecast",
-        apply=r"\A\Z|description.{0,12}Get the weather forecast",
-        only={"unsloth-mistral-Devstral-Small-2507": ("plain",)},  # complete_tools: see null-content-no-parts
-    ),
     "no-functions": Reason(
         'FireFunction\'s template reads a `functions` variable (`system_prompt_suffix + "\\n" + functions`), '
         "which its own serving stack supplied: vLLM passes none and answers `'functions' is undefined`; apply() "
@@ -448,7 +398,7 @@ REASONS: dict[str, Reason] = {
         ("mistralai-Ministral-3-14B-Reasoning-2512",),
         tuple(v for v in VARIANT_NAMES if v not in ("no_reasoning", "plain")),
         vllm=EMPTY,
-        apply=r"\[THINK\]",
+        apply=r"THINK\]",
         by="autoparser",
     ),
     # --- images -------------------------------------------------------------------------------------------------

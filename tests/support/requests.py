@@ -37,11 +37,26 @@ def base_tools() -> list[dict[str, Any]]:
 
 
 def complete_tools() -> list[dict[str, Any]]:
-    """The same tools with every optional field given."""
-    tools = base_tools()
-    tools[0]["function"]["description"] = "Get the weather forecast for a city."
-    tools[1]["function"]["parameters"] = {"type": "object", "properties": {}}
-    return tools
+    """The same tools with every optional field given, in the order OpenAI's documentation (and vLLM's own dump)
+    writes them: name, description, parameters."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the weather forecast for a city.",
+                "parameters": copy.deepcopy(WEATHER_SCHEMA),
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "ping",
+                "description": "Check the service is up.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        },
+    ]
 
 
 def _call(call_id: str, city: str) -> dict[str, Any]:
