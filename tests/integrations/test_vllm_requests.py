@@ -34,6 +34,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -560,8 +561,8 @@ def _rows() -> Iterator[str]:
         yield f"| {template} | " + " | ".join(_cell(template, v) for v in VARIANT_NAMES) + " |"
 
 
-def parity_table() -> str:
-    """Markdown: templates x variants (✓ = byte-identical), the reasons by id, and what both sides raise."""
+def doc_section() -> str:
+    """Markdown for docs/requests.md: templates x variants (✓ = byte-identical), the counts and the reasons by id."""
     lines = list(_rows())
     counts: dict[str, int] = {}
     for template, variant_name in CELLS:
@@ -572,7 +573,12 @@ def parity_table() -> str:
         lines += [f"**Reasons: {title}**", ""]
         lines += [f"- `{rid}`: {reason.text}" for rid, reason in REASONS.items() if reason.by == by]
         lines.append("")
-    lines += ["**Both raise** (vLLM / apply)", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def parity_table() -> str:
+    """:func:`doc_section`, then what both sides raise."""
+    lines = [doc_section(), "**Both raise** (vLLM / apply)", ""]
     for template in TEMPLATES:
         for variant_name in VARIANT_NAMES:
             result = outcome(template, variant_name)
@@ -582,5 +588,12 @@ def parity_table() -> str:
     return "\n".join(lines)
 
 
+def test_the_vllm_table_in_docs_is_current() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "requests.md").read_text(encoding="utf-8")
+    assert doc_section() in doc, "paste `python -m tests.integrations.test_vllm_requests --doc` (vLLM environment)"
+
+
 if __name__ == "__main__":
-    print(parity_table())
+    import sys
+
+    print(doc_section() if "--doc" in sys.argv else parity_table())
