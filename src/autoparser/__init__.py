@@ -11,12 +11,13 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 from .analysis.model import TemplateAnalysis
 from .api import ChatTemplate
-from .message import ChatMessage, MessageDelta, ToolCall, ToolCallDelta, merge_deltas
+from .message import CallStatus, ChatMessage, MessageDelta, ToolCall, ToolCallDelta, merge_deltas
 from .params import ChatParams
 from .template.chat_template import bundled_templates
 from .template.limits import RenderLimits
 
 __all__ = [
+    "CallStatus",
     "ChatMessage",
     "ChatParams",
     "ChatTemplate",

@@ -13,9 +13,19 @@ import secrets
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["ChatMessage", "MessageDelta", "ParseWarning", "ToolCall", "ToolCallDelta", "merge_deltas", "new_call_id"]
+__all__ = [
+    "CallStatus",
+    "ChatMessage",
+    "MessageDelta",
+    "ParseWarning",
+    "ToolCall",
+    "ToolCallDelta",
+    "merge_deltas",
+    "new_call_id",
+]
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 
@@ -31,20 +41,37 @@ def new_call_id(id_format: str = "openai") -> str:
             return prefix + "".join(chars[:length])
 
 
+class CallStatus(StrEnum):
+    """How much of a tool call the model wrote, for a server deciding whether to run it (``ToolCall.status``).
+
+    Whatever the status, a parsed call's ``arguments`` are a JSON object that ``json.loads`` reads, without
+    duplicate keys (docs/parsing.md, "Broken calls"). A str enum: it compares equal to its value (``"cut_off"``).
+    """
+
+    COMPLETE = "complete"  # the arguments are all the model wrote for the call, read as written
+    CUT_OFF = "cut_off"  # the output ended inside the call: its arguments were closed where they stopped
+    REPAIRED = "repaired"  # the call was malformed: what could not be read was left out (it is in the warnings)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call. ``arguments`` is JSON text.
+    """One tool call. ``arguments`` is JSON text: in a parsed message always a JSON object without duplicate keys.
 
     ``id`` is the id the model wrote, or one generated for this reply (``id_generated``) in the format the
     template accepts (:func:`new_call_id`): OpenAI clients reject empty ids, and the next turn's render must
     accept them. Equality ignores ``id_generated`` (it is not part of the wire form); two parses of one output
     generate different ids, so compare generated ids by shape, not value.
+
+    ``status`` (:class:`CallStatus`) says whether the arguments are complete, cut off by the end of the output or
+    repaired from a malformed call; it is not part of the OpenAI wire form (:meth:`to_openai`) nor of
+    :meth:`to_hf`.
     """
 
     name: str
     arguments: str = "{}"
     id: str = ""
     id_generated: bool = field(default=False, compare=False)
+    status: CallStatus = CallStatus.COMPLETE
 
     def to_openai(self) -> dict[str, Any]:
         return {"type": "function", "id": self.id, "function": {"name": self.name, "arguments": self.arguments}}
@@ -116,12 +143,20 @@ class ChatMessage:
 
 @dataclass(slots=True)  # not frozen: streams create one per token, and frozen init is several times slower
 class ToolCallDelta:
-    """A fragment of tool call ``index``: ``id`` and ``name`` arrive once (in the call's first delta)."""
+    """A fragment of tool call ``index``: ``id`` and ``name`` arrive once (in the call's first delta); ``status``
+    once too, in the delta after which the call's arguments no longer change (not part of the wire form: a delta
+    carrying only a status has nothing to send, see :meth:`MessageDelta.to_openai`)."""
 
     index: int
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+    status: CallStatus | None = None
+
+    @property
+    def sends_something(self) -> bool:
+        """Whether the OpenAI wire form of this fragment says anything (an id, a name or arguments)."""
+        return self.id is not None or self.name is not None or bool(self.arguments)
 
     def to_openai(self) -> dict[str, Any]:
         delta: dict[str, Any] = {"index": self.index}
@@ -154,8 +189,9 @@ class MessageDelta:
             delta["content"] = self.content
         if self.reasoning_content:
             delta["reasoning_content"] = self.reasoning_content
-        if self.tool_calls:
-            delta["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        wire = [call.to_openai() for call in self.tool_calls if call.sends_something]
+        if wire:
+            delta["tool_calls"] = wire
         return delta
 
 
@@ -177,10 +213,11 @@ def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta:
         for part in delta.tool_calls:
             merged = calls.get(part.index)
             if merged is None:
-                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments)
+                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments, part.status)
                 continue
             merged.id = merged.id if merged.id is not None else part.id
             merged.name = merged.name if merged.name is not None else part.name
+            merged.status = merged.status if merged.status is not None else part.status
             merged.arguments += part.arguments
     return MessageDelta(
         "".join(content), "".join(reasoning), tuple(calls[i] for i in sorted(calls)), tuple(warnings)
@@ -199,17 +236,19 @@ def apply_deltas(deltas: list[MessageDelta], role: str = "assistant") -> ChatMes
         warnings.extend(delta.warnings)
         for part in delta.tool_calls:
             while len(calls) <= part.index:
-                calls.append({"name": "", "arguments": "", "id": ""})
+                calls.append({"name": "", "arguments": "", "id": "", "status": CallStatus.COMPLETE})
             call = calls[part.index]
             if part.name is not None:
                 call["name"] = part.name
             if part.id is not None:
                 call["id"] = part.id
+            if part.status is not None:
+                call["status"] = part.status
             call["arguments"] += part.arguments
     return ChatMessage(
         role,
         "".join(content),
         "".join(reasoning),
-        tuple(ToolCall(c["name"], c["arguments"], c["id"]) for c in calls),
+        tuple(ToolCall(c["name"], c["arguments"], c["id"], status=CallStatus(c["status"])) for c in calls),
         tuple(warnings),
     )

@@ -109,34 +109,38 @@ def rendered_call(
 
 
 def same_message(a: ChatMessage, b: ChatMessage) -> bool:
-    """Equal content, reasoning and (name, arguments) of every call (stream ids are generated, so not compared)."""
-    calls_a = [(c.name, c.arguments) for c in a.tool_calls]
+    """Equal content, reasoning and (name, arguments, status) of every call (stream ids are generated, so not
+    compared)."""
+    calls_a = [(c.name, c.arguments, str(c.status)) for c in a.tool_calls]
     return (a.content, a.reasoning_content, calls_a) == (
         b.content,
         b.reasoning_content,
-        [(c.name, c.arguments) for c in b.tool_calls],
+        [(c.name, c.arguments, str(c.status)) for c in b.tool_calls],
     )
 
 
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+def closed_prefix(arguments: str, complete: str) -> bool:
+    """Whether ``arguments`` are a prefix of ``complete`` followed only by closers (quotes and brackets): what a
+    call cut off or broken comes back with."""
+    return any(
+        complete.startswith(arguments[:k]) and all(c in '"]}' for c in arguments[k:])
+        for k in range(len(arguments), -1, -1)
+    )
 
 
 def check_cut_call(params: ChatParams, text: str, name: str, complete_arguments: str) -> ChatMessage:
     """An output whose last call is cut off or malformed: parse() never raises, the stream (char by char, every
     prefix equal to the partial parse) ends equal to it, and the call is either kept as far as it got — its
-    arguments a prefix of the complete call's (or its text as written, for arguments that are not JSON), with a
+    arguments valid JSON, a prefix of the complete call's closed, with a status other than complete and a
     warning — or, if it never committed, left as text (the caller checks that)."""
     message = params.parse(text)
     streamed = stream_char_by_char(params, text)
     assert same_message(streamed, message), (streamed, message)
     calls = [c for c in message.tool_calls if c.name == name]
     for call in calls:
+        assert isinstance(json.loads(call.arguments), dict), call
         if call.arguments != complete_arguments:
-            assert complete_arguments.startswith(call.arguments) or not _is_json(call.arguments), call
+            assert closed_prefix(call.arguments, complete_arguments), call
+            assert call.status != "complete", call
             assert message.warnings
     return message

@@ -2,8 +2,11 @@
 
 P1 never crash: ``parse()`` (non-strict), ``feed()`` and ``finish()`` never raise.
 P2 nothing lost: every sentinel or payload word still in the output survives in content, reasoning, a call's name
-or arguments, or a warning; a call does not come back with ``{}`` when the output gave it arguments; lost or
-broken calls, and call markers left in the content, carry a warning.
+or arguments, or a warning; a complete call does not come back with ``{}`` when the output gave it arguments; lost
+or broken calls, and call markers left in the content, carry a warning.
+P4 usable calls: every call of a complete parse has arguments that ``json.loads`` reads as an object without
+duplicate keys (at any depth), whatever the damage; a call that is not complete says so in its status, with a
+warning.
 P3 the stream ends equal to ``parse()``: for a chunking, the accumulated deltas equal the parse in content,
 reasoning, calls, model-written ids and warnings, and each call gets its name and id once, in its first delta.
 
@@ -24,6 +27,7 @@ from autoparser.message import MessageDelta, apply_deltas
 
 __all__ = [
     "Failure",
+    "argument_failures",
     "char_chunks",
     "check_parse",
     "check_stream",
@@ -80,6 +84,40 @@ def _is_json(text: str) -> bool:
     return True
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _DuplicateKey(sorted({k for k, _ in pairs if sum(1 for key, _ in pairs if key == k) > 1}))
+    return found
+
+
+def argument_failures(message: ChatMessage) -> list[Failure]:
+    """P4 for a complete parse: every call's arguments are a JSON object without duplicate keys; a call whose status
+    is not complete comes with a warning."""
+    failures = []
+    for index, call in enumerate(message.tool_calls):
+        which = f"call {index} ({call.name})"
+        try:
+            value = json.loads(call.arguments, object_pairs_hook=_no_duplicates)
+        except RecursionError:
+            continue  # nested deeper than the C decoder goes: not a verdict on the text
+        except _DuplicateKey as error:
+            failures.append(Failure("P4", f"{which} has duplicate keys {error}: {call.arguments!r:.200}"))
+            continue
+        except ValueError:
+            failures.append(Failure("P4", f"{which} has invalid JSON arguments {call.arguments!r:.200}"))
+            continue
+        if not isinstance(value, dict):
+            failures.append(Failure("P4", f"{which} has arguments that are no object: {call.arguments!r:.200}"))
+        if call.status != "complete" and not message.warnings:
+            failures.append(Failure("P4", f"{which} is {call.status} without a warning"))
+    return failures
+
+
 def check_parse(
     params: ChatParams,
     text: str,
@@ -109,7 +147,8 @@ def check_parse(
     for call in message.tool_calls:
         empty = call.arguments.strip().replace(" ", "") == "{}"
         undeclared = f"tool {call.name!r} is not declared in the request" in warned_undeclared
-        if call.name not in empty_arg_calls and empty and not undeclared:
+        # (a call cut off or repaired says so in its status and a warning, which holds what was left out)
+        if call.name not in empty_arg_calls and empty and not undeclared and call.status == "complete":
             failures.append(Failure("P2", f"silent {{}}: {call.name} came back with {call.arguments!r}"))
     warned = bool(message.warnings)
     if not warned:
@@ -121,6 +160,7 @@ def check_parse(
         stray = [m for m in call_markers if m in message.content]
         if stray:
             failures.append(Failure("P2", f"call markers {stray} left in the content without a warning"))
+    failures += argument_failures(message)
     return message, failures
 
 
@@ -212,8 +252,8 @@ def _compare(got: ChatMessage, want: ChatMessage) -> list[Failure]:
         failures.append(
             Failure("P3", f"reasoning {got.reasoning_content!r:.200} != parse {want.reasoning_content!r:.200}")
         )
-    got_calls = [(c.name, c.arguments) for c in got.tool_calls]
-    want_calls = [(c.name, c.arguments) for c in want.tool_calls]
+    got_calls = [(c.name, c.arguments, str(c.status)) for c in got.tool_calls]
+    want_calls = [(c.name, c.arguments, str(c.status)) for c in want.tool_calls]
     if got_calls != want_calls:
         failures.append(Failure("P3", f"calls {got_calls!r:.300} != parse {want_calls!r:.300}"))
     failures += id_failures(got, [call.id_generated for call in want.tool_calls]) + id_failures(want)

@@ -25,6 +25,7 @@ from .dropped_markers import dropped_marker_calls, name_json_call, reads_name_th
 from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
+from .resync import call_stops, recover_call
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
@@ -223,13 +224,15 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
+    stops = call_stops(analysis)  # where the rest of a broken call ends (resync.py)
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start and json_native:
         # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
         # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
         closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
-        wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools, undeclared=undeclared) + closing)
+        inner = json_calls(fmt, request.tools, undeclared=undeclared, rest=stops)
+        wrapped = p.recover(flex(fmt.per_call_start) + inner + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif per_start:
@@ -241,11 +244,14 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
         closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
-        wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
+        json_args = fmt.mode is ToolFormatMode.TAG_WITH_JSON
+        ends = (tools.function.close, fmt.per_call_end)
+        whole = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
+        wrapped = recover_call(whole, stops, balanced=json_args, closers=ends)
         # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
         # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
         # written, so it is read without a warning.
-        envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools)
+        envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools, rest=stops)
         after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
         wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
@@ -253,10 +259,11 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif json_native:
-        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start)
+        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
     else:
         single = tagged_calls(tools, request)
-        call = p.recover(p.tag(tags.TOOL, single))
+        json_args = fmt.mode is ToolFormatMode.TAG_WITH_JSON
+        call = recover_call(p.tag(tags.TOOL, single), stops, balanced=json_args, closers=(tools.function.close,))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
@@ -281,5 +288,5 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         return lone, [per_start]
     # No markers at all (Llama 3.x): a call is a bare JSON object (or an array of them), maybe after a special
     # token such as `<|python_tag|>`; what separates the calls is consumed with them.
-    calls = json_calls(fmt, request.tools, opener=SPECIAL_TOKEN, undeclared=undeclared, bare=True)
+    calls = json_calls(fmt, request.tools, opener=SPECIAL_TOKEN, undeclared=undeclared, bare=True, rest=stops)
     return calls, list(_BARE_STARTS)

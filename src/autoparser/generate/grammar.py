@@ -258,9 +258,18 @@ def _after_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Par
 
 
 def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+    """The tagged arguments of one call: every parameter at most once, in the schema's property order, the required
+    ones present.
+
+    A parameter may not repeat (the parser would keep the first and warn). An exact grammar for "each optional
+    parameter at most once, in any order" needs a state per subset of the parameters written so far (2^n rules);
+    one fixed order needs n. The order is the schema's, as for JSON arguments under the schema converter
+    (``peg.schema``) and DSML's parameters: templates write a call's arguments in the order of its ``arguments``
+    dict, so every set of parameters has a rendering in this order, and a grammar only has to allow one way to
+    write each call."""
     args = analysis.tools.arguments
     props = tool.parameters.get("properties") or {}
-    required = [r for r in tool.parameters.get("required") or [] if r in props]
+    required = {r for r in tool.parameters.get("required") or [] if r in props}
 
     def one(name: str) -> p.Parser:
         head = _opening(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
@@ -268,12 +277,8 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
             head = head + p.space() + _tight(args.value_prefix)
         return head + _tagged_value(analysis, tool, name) + _after_value(analysis, tool, name)
 
-    parts = [one(name) for name in required]
-    optional = [one(name) for name in props if name not in required]
-    body = p.sequence(*parts) if parts else p.eps()
-    if optional:
-        body = body + p.zero_or_more(p.choice(*optional))
-    return body
+    parts = [one(name) if name in required else p.optional(one(name)) for name in props]
+    return p.sequence(*parts) if parts else p.eps()
 
 
 def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:

@@ -14,10 +14,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..message import ChatMessage, ParseWarning, ToolCall
+from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
-from ..peg.json_scan import OK, scan_json
 from . import tags
+from .json_args import JsonArguments, JsonView, read_json_arguments
 from .tagged_values import decode_value, is_value_tag
 
 __all__ = [
@@ -27,8 +27,6 @@ __all__ = [
     "final_count",
     "map_raw",
     "map_result",
-    "partial_json_span",
-    "starts_string",
 ]
 
 WHITESPACE = " \t\r\n"
@@ -65,8 +63,8 @@ def map_raw(
     message = builder.message(raw_content, raw_reasoning)
     if live:
         source = result.text
-        calls = (*message.tool_calls, *(ToolCall(c.name, c.arguments(source), c.id) for c in live))
-        message = dataclasses.replace(message, tool_calls=calls)
+        live_calls = (ToolCall(c.name, c.arguments(source), c.id, status=c.status) for c in live)
+        message = dataclasses.replace(message, tool_calls=(*message.tool_calls, *live_calls))
     return message, raw_content, raw_reasoning
 
 
@@ -86,16 +84,22 @@ def final_count(result: ParseResult, start: int = 0) -> int:
 
 @dataclass(slots=True)
 class LiveCall:
-    """A call still arriving, as a stream needs it: its arguments are ``text`` followed by the source span
-    ``span`` (raw JSON arguments are read from the input rather than copied on every feed)."""
+    """A call of the unsettled tail, as a stream needs it: its arguments are ``text``, or, for raw JSON arguments
+    still arriving, what a :class:`~.json_args.JsonView` shows of the source span ``span`` (a stream keeps one view
+    per call and feeds it only the new text). ``open_value``: the string value the arguments end inside (a stream
+    extends it as it grows); ``status``: the call's status if it is final, else cut off (it is still arriving)."""
 
     name: str
     id: str
     text: str
     span: tuple[int, int] | None = None
+    open_value: AstNode | None = None
+    status: CallStatus = CallStatus.CUT_OFF
 
     def arguments(self, source: str) -> str:
-        return self.text + source[self.span[0] : self.span[1]] if self.span else self.text
+        if self.span is None:
+            return self.text
+        return JsonView().feed(source[self.span[0] : self.span[1]])
 
 
 class MessageBuilder:
@@ -165,6 +169,11 @@ class MessageBuilder:
         elif tag == tags.UNOPENED_REASONING:
             text = node.text
             self._warn(node, f"{text!r} closed a reasoning block never opened: the text before it is reasoning")
+        elif tag == tags.MALFORMED:
+            text = node.text.strip(WHITESPACE)
+            if text:
+                name = f" {self.calls[-1].name!r}" if self.calls else ""
+                self._warn(node, f"the rest of tool call{name}, after where it broke, was left out: {text!r}")
         elif tag == tags.TOOL:
             call, notes = _tool_call(node, self.id_position, self.convert_args)
             for where, note in notes:
@@ -184,6 +193,9 @@ class MessageBuilder:
         until it is final, nothing after it is shown either (the next call's index, the order of content)."""
         if self.held:
             return None
+        if node.tag == tags.MALFORMED and node.is_partial:
+            self.held = True  # the rest of a broken call: where it ends decides what follows
+            return None
         if node.tag != tags.TOOL:
             self.add(node)
             return None
@@ -194,7 +206,7 @@ class MessageBuilder:
             if final is None:
                 self.held = True  # not (yet) a call: its text becomes content once final (it may grow, or vanish)
                 return None
-            call = LiveCall(final.name, final.id, final.arguments)
+            call = LiveCall(final.name, final.id, final.arguments, status=final.status)
         if call is not None:
             self.after_call = True
         return call
@@ -299,65 +311,61 @@ def _tool_call(
     node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None, *, live: bool = False
 ) -> tuple[ToolCall | None, list[tuple[int, str]]]:
     """The call a TOOL node holds (None: not a call, or not announced yet), and notes about it (position, text).
-    ``live``: the node belongs to the unsettled tail of a partial parse."""
+    ``live``: the node belongs to the unsettled tail of a partial parse.
+
+    The arguments of a final call are always a JSON object without duplicate keys (docs/parsing.md, "Broken
+    calls"): a call that broke off or is malformed keeps what it had shown, closed, and its status says so."""
     reading = _read_call(node, id_position)
     notes: list[tuple[int, str]] = []
     if not _announced(reading, node, id_position, live):
         return None, notes
+    name = reading.name
     if reading.missing:
         markers = " and ".join(map(repr, reading.missing))
         plural = "s" if len(reading.missing) > 1 else ""
-        notes.append((node.start, f"tool call {reading.name!r} was read without its {markers} marker{plural}"))
+        notes.append((node.start, f"tool call {name!r} was read without its {markers} marker{plural}"))
     if reading.undeclared:
-        notes.append((node.start, f"tool {reading.name!r} is not declared in the request"))
+        notes.append((node.start, f"tool {name!r} is not declared in the request"))
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
+    status = CallStatus.COMPLETE
     if strange and reading.raw_args is None and complete:
         # No arguments member but other members (another key for the arguments, a damaged "arguments" key,
         # arguments written flat): read the arguments from them rather than run the tool without any.
         used = _arguments_members(strange)
         keys = ", ".join(repr(_member_key(m)) for m in used)
-        notes.append((node.start, f"tool call {reading.name!r} has no arguments member; read them from {keys}"))
-        notes += [_unknown_member_note(m, reading.name) for m in strange if m not in used]
-        return ToolCall(reading.name, _arguments_from_members(used), reading.call_id), notes
-    notes += [_unknown_member_note(m, reading.name) for m in strange]
-    for stray in reading.stray:
-        notes.append((stray.start, f"unrecognised markup {stray.text!r} in tool call {reading.name!r} ignored"))
-    if node.broken:
-        notes.append(
-            (node.end, f"tool call {reading.name!r} is cut off or malformed here; its arguments are as far as they go")
-        )
-    elif complete and reading.cut and reading.raw_args is None and not reading.tagged:
-        notes.append((node.end, f"the output ends inside tool call {reading.name!r}, before any argument"))
-    try:
-        arguments = _arguments(reading, complete, convert_args, node.broken)
-    except (ValueError, RecursionError, MemoryError):  # a converter that cannot read what the grammar let through
-        raw = reading.raw_args
-        arguments = raw.text.strip(WHITESPACE) if raw is not None else ""
-        notes.append((node.start, f"the arguments of tool call {reading.name!r} could not be read; kept as written"))
+        notes.append((node.start, f"tool call {name!r} has no arguments member; read them from {keys}"))
+        notes += [_unknown_member_note(m, name) for m in strange if m not in used]
+        found = _arguments_from_members(used)
     else:
-        if complete and not live and not _strict_json(arguments):
-            # e.g. a raw line break or NUL inside a string: lenient readers accept it, strict JSON clients do not
-            notes.append((node.start, f"the arguments of tool call {reading.name!r} are not strict JSON"))
-    return ToolCall(reading.name, arguments, reading.call_id), notes
+        notes += [_unknown_member_note(m, name) for m in strange]
+        for stray in reading.stray:
+            notes.append((stray.start, f"unrecognised markup {stray.text!r} in tool call {name!r} ignored"))
+        if node.broken:
+            if node.cut_off:
+                status = CallStatus.CUT_OFF
+                notes.append((node.end, f"the output ends inside tool call {name!r}; its arguments were closed there"))
+            else:
+                status = CallStatus.REPAIRED
+                notes.append(
+                    (node.end, f"tool call {name!r} is malformed here; its arguments were closed where they broke")
+                )
+        elif complete and reading.cut and reading.raw_args is None and not reading.tagged:
+            status = CallStatus.CUT_OFF
+            notes.append((node.end, f"the output ends inside tool call {name!r}, before any argument"))
+        found = _arguments(reading, complete, convert_args, node.broken)
+    if found.notes and (complete or node.broken):
+        where = reading.raw_args.start if reading.raw_args is not None else node.start
+        notes += [(where, f"the arguments of tool call {name!r}: {note}") for note in found.notes]
+    if found.repaired and status is CallStatus.COMPLETE and (complete or node.broken):
+        status = CallStatus.REPAIRED
+    return ToolCall(name, found.text, reading.call_id, status=status), notes
 
 
 def _unknown_member_note(member: AstNode, name: str) -> tuple[int, str]:
     """The warning about a member left out of the call; it carries the member's value, so nothing is lost."""
     key, value = _member_parts(member)
     return member.start, f"unknown member {key!r} of tool call {name!r} ignored: {value}"
-
-
-def _strict_json(text: str) -> bool:
-    """Whether ``text`` is JSON as a strict client reads it (json.loads; the iterative scanner for deep nesting)."""
-    try:
-        json.loads(text)
-    except RecursionError:
-        return scan_json(text, 0, "value", "json", False) == (OK, len(text))
-    except ValueError:
-        return False
-    return True
-
 
 
 _DECODER = json.JSONDecoder(strict=False)  # keys as the scanner accepts them (raw control characters too)
@@ -393,31 +401,38 @@ def _normal_key(key: str) -> str:
     return "".join(key.lower().replace("_", " ").replace("-", " ").split())
 
 
-def _arguments_from_members(members: list[AstNode]) -> str:
+def _arguments_from_members(members: list[AstNode]) -> JsonArguments:
     """Arguments when the arguments member is missing: the one object-valued member's value, else the members."""
     parts = [_member_parts(m) for m in members]
     if len(parts) == 1 and parts[0][1].startswith("{"):
-        return parts[0][1]
-    return "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {value}" for key, value in parts) + "}"
+        return read_json_arguments(parts[0][1])
+    return read_json_arguments(
+        "{" + ", ".join(f"{json.dumps(key, ensure_ascii=False)}: {value}" for key, value in parts) + "}"
+    )
 
 
 def _arguments(
     reading: _CallReading, complete: bool, convert_args: Callable[[str, str], str] | None, broken: bool = False
-) -> str:
+) -> JsonArguments:
+    """The arguments as far as they are shown: ``complete`` (the call is complete) or ``broken`` (it broke off for
+    good) give final arguments, a JSON object; otherwise a prefix of them that a stream may already send."""
     raw = reading.raw_args
+    final = complete or broken
     if raw is not None and convert_args is not None:
-        if (complete or broken) and not raw.is_partial:
-            return convert_args(reading.name, raw.text)  # (a call that broke after its arguments ended keeps them)
-        return raw.text.strip(WHITESPACE) if raw.broken else ""  # shown only when complete (or as written, broken)
+        if final and not raw.is_partial:
+            return _converted(convert_args, reading.name, raw.text)  # (a call that broke after its arguments ended)
+        if broken:
+            return _repaired_conversion(convert_args, reading.name, raw.text)
+        return JsonArguments("")  # shown only when complete
     if raw is not None:
-        return _json_arguments(raw)
+        return read_json_arguments(raw.text) if final else JsonArguments(JsonView().feed(raw.text))
     if reading.tagged:
         return _tagged_arguments(reading.tagged, complete, broken)
-    if broken and reading.unknown:  # broke off in members the format does not define: keep them as written
-        return "{" + ", ".join(m.text.strip(WHITESPACE) for m in reading.unknown)
-    if reading.cut:
-        return ""  # the output ended before any argument: not "no arguments" (see _CallReading.cut)
-    return "{}" if complete else ""  # nothing read yet: JSON arguments may still start with anything
+    if broken and reading.unknown:  # broke off in members the format does not define: keep them as far as they go
+        return read_json_arguments("{" + ", ".join(m.text.strip(WHITESPACE) for m in reading.unknown))
+    if final:
+        return JsonArguments("{}")  # (a call cut off before any argument: its status says so)
+    return JsonArguments("")  # nothing read yet: JSON arguments may still start with anything
 
 
 def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None) -> LiveCall | None:
@@ -426,76 +441,98 @@ def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str, str
     if not _announced(reading, node, id_position, True):
         return None
     raw = reading.raw_args
-    if raw is not None and convert_args is None and raw.is_partial and not starts_string(raw):
-        return LiveCall(reading.name, reading.call_id, "", partial_json_span(raw))
-    return LiveCall(reading.name, reading.call_id, _arguments(reading, False, convert_args))
+    if raw is not None and convert_args is None and raw.is_partial:
+        return LiveCall(reading.name, reading.call_id, "", (raw.start, raw.end))
+    if raw is None and reading.tagged:
+        found = _tagged_arguments(reading.tagged, False)
+        return LiveCall(reading.name, reading.call_id, found.text, open_value=found.open_value)
+    return LiveCall(reading.name, reading.call_id, _arguments(reading, False, convert_args).text)
 
 
-def starts_string(node: AstNode) -> bool:
-    """Whether raw JSON arguments are a JSON string (which may hold the object; see _json_arguments)."""
-    source = node._source.text
-    start = node.start
-    while start < node.end and source[start] in WHITESPACE:
-        start += 1
-    return start < node.end and source[start] == '"'
+# --- converted arguments (pythonic calls, Gemma's dicts, MiniMax-M3's elements) ------------------------------------
+
+_MAX_REPAIRS = 24  # cut points tried when reading a broken call's arguments (each try converts the text once)
+_CUT_AFTER = frozenset(",)]}>")
+_QUOTES = ('<|"|>', '"', "'")  # Gemma's quote token, JSON's and Python's quotes
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
-def partial_json_span(node: AstNode) -> tuple[int, int]:
-    """The span of partial raw JSON arguments a stream may show: without surrounding whitespace or an escape cut
-    off at the end (as :func:`_without_cut_escape`), found from the ends only (the text may be long)."""
-    source = node._source.text
-    start, end = node.start, node.end
-    while start < end and source[start] in WHITESPACE:
-        start += 1
-    slash = source.rfind("\\", max(start, end - 6), end)
-    if slash >= 0:
-        before = slash
-        while before > start and source[before - 1] == "\\":
-            before -= 1
-        rest = source[slash + 1 : end]
-        cut = rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:]))
-        if (slash - before) % 2 == 0 and cut:
-            end = slash
-    while end > start and source[end - 1] in WHITESPACE:
-        end -= 1
-    return start, end
+def _converted(convert_args: Callable[[str, str], str], name: str, text: str) -> JsonArguments:
+    """A complete argument text converted to JSON (then read as JSON arguments: no duplicate keys); a converter
+    that cannot read it leaves the call to :func:`_repaired_conversion`."""
+    try:
+        found = read_json_arguments(convert_args(name, text))
+    except (ValueError, RecursionError, MemoryError):
+        return _repaired_conversion(convert_args, name, text)
+    return found
 
 
-def _json_arguments(node: AstNode) -> str:
-    text = _without_cut_escape(node.text) if node.is_partial else node.text
-    text = text.strip(WHITESPACE)
-    if text.startswith('"') and node.is_partial:
-        # A JSON string may hold the object (below): shown only once complete (or as written, broken).
-        return text if node.broken else ""
-    if text.startswith('"'):
-        # Arguments given as a JSON string holding the object.
-        try:
-            inner = json.loads(text)
-            if isinstance(inner, str) and inner.strip().startswith("{"):
-                return inner.strip()
-        except ValueError:
-            pass
-    return text
+def _repaired_conversion(convert_args: Callable[[str, str], str], name: str, text: str) -> JsonArguments:
+    """Arguments of a call whose argument text broke off or does not convert: the longest readable prefix, closed
+    (open quotes and brackets), tried at the end and then back at the ends of complete elements; ``{}`` when no
+    prefix reads. Such arguments are held back until the call is final, so any deterministic choice streams."""
+    body = text.rstrip(WHITESPACE)
+    cuts = [len(body)]
+    at = len(body)
+    while len(cuts) < _MAX_REPAIRS and at > 0:
+        at -= 1
+        if body[at] in _CUT_AFTER:
+            cuts.append(at + 1)
+        if body[at] == ",":
+            cuts.append(at)
+    for cut in dict.fromkeys(cuts):
+        prefix = body[:cut]
+        for candidate in (prefix, prefix + _closers(prefix)):
+            try:
+                found = read_json_arguments(convert_args(name, candidate))
+            except (ValueError, RecursionError, MemoryError):
+                continue
+            if found.text.startswith("{") and not (found.text == "{}" and prefix.strip(WHITESPACE)):
+                left = text[cut:].strip(WHITESPACE)
+                if left:
+                    found.notes.append(f"left out: {left!r}")
+                found.repaired = True
+                return found
+    left = text.strip(WHITESPACE)
+    return JsonArguments("{}", [f"could not be read; left out: {left!r}"] if left else [], True)
 
 
-def _without_cut_escape(text: str) -> str:
-    """Partial JSON text without an escape sequence cut off at its end (``\\`` or ``\\u12``): the stream only
-    shows whole escapes, so what it shows is always a prefix of the final text."""
-    tail = text[-6:]
-    slash = tail.rfind("\\")
-    if slash < 0:
-        return text
-    start = len(text) - len(tail) + slash
-    run = len(text[:start]) - len(text[:start].rstrip("\\"))  # backslashes before this one
-    if run % 2:
-        return text  # this backslash is itself escaped
-    rest = text[start + 1 :]
-    if rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:])):
-        return text[:start]
-    return text
+def _closers(text: str) -> str:
+    """What closes a cut-off argument text: the open quote (Gemma's token, ``"`` or ``'``) and open brackets."""
+    stack: list[str] = []
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        if quote:
+            if quote != '<|"|>' and text[i] == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = ""
+                continue
+            i += 1
+            continue
+        found = next((q for q in _QUOTES if text.startswith(q, i)), "")
+        if found:
+            quote = found
+            i += len(found)
+            continue
+        char = text[i]
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+        i += 1
+    return quote + "".join(reversed(stack))
 
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+# --- tagged arguments ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Tagged(JsonArguments):
+    open_value: AstNode | None = None  # the string value the arguments end inside (still arriving)
 
 
 def _string_value(text: str, complete: bool) -> str:
@@ -504,10 +541,16 @@ def _string_value(text: str, complete: bool) -> str:
     return text if complete else text.rstrip(WHITESPACE)
 
 
-def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False) -> str:
-    """JSON text for tagged arguments. ``broken``: the call broke off here for good, so a value shown only once
-    complete is shown as it was left (as a JSON string), rather than lost."""
+def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False) -> _Tagged:
+    """JSON text for tagged arguments. A key is shown with the start of its value (a string's first characters, a
+    non-string value once complete); the first of two arguments with one name wins. ``broken``: the call broke
+    off here for good, so the arguments are closed, and a non-string value cut off is read as far as it got
+    (typed by its schema: ``3`` of an integer parameter is ``3``)."""
     parts: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    open_value: AstNode | None = None
+    repaired = False
     for arg in args:
         name = value = None
         for child in _children(arg):
@@ -518,24 +561,40 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
         if name is None:
             break
         if name.is_partial:
-            if broken and name.text:  # the output broke off inside the name: keep what was read
-                parts.append(json.dumps(name.text.strip(), ensure_ascii=False) + ": ")
+            if broken and name.text.strip(WHITESPACE):  # the output broke off inside the name
+                notes.append(f"left out: the argument name {name.text.strip(WHITESPACE)!r}, cut off")
             break
-        key = json.dumps(name.text.strip(), ensure_ascii=False) + ": "
+        key_name = name.text.strip()
+        value_done = value is not None and not value.is_partial and not arg.is_partial
+        if key_name in seen:
+            if value_done or broken:
+                shown = value.text if value is not None else ""
+                notes.append(f"duplicate argument {key_name!r}: the value {shown!r} was left out (the first is kept)")
+                repaired = True
+            if not value_done:
+                break
+            continue
+        key = json.dumps(key_name, ensure_ascii=False) + ": "
         if value is None:
-            parts.append(key)
+            if broken:
+                notes.append(f"left out: the argument {key_name!r}, cut off before its value")
             break
-        value_done = not value.is_partial and not arg.is_partial
+        seen.add(key_name)
         if value.tag == tags.TOOL_ARG_STRING:
             encoded = json.dumps(_string_value(value.text, value_done), ensure_ascii=False)
             parts.append(key + (encoded if value_done else encoded[:-1]))
-        elif value_done:
+            if not value_done:
+                open_value = value
+        elif value_done or (broken and value.text.strip(WHITESPACE)):
             parts.append(key + decode_value(value.tag, value.text))
-        elif broken and value.text.strip(WHITESPACE):
-            parts.append(key + json.dumps(value.text, ensure_ascii=False))
         else:
-            parts.append(key)
+            if broken:
+                notes.append(f"left out: the argument {key_name!r}, cut off before its value")
+            break  # a non-string value is shown once complete, its key with it
         if not value_done:
             break
     text = "{" + ", ".join(parts)
-    return text + "}" if complete else text
+    if complete or broken:
+        text += ('"' if open_value is not None else "") + "}"
+        open_value = None
+    return _Tagged(text, notes, repaired, open_value)

@@ -75,18 +75,21 @@ def _kwargs_parser(bare: bool) -> p.CompiledParser:
 def kwargs_to_json(text: str, tool: ToolSpec | None = None, *, bare: bool = False) -> str:
     """The JSON object for the keyword arguments ``text`` of a complete call (``a="v", b=[1, True]``).
 
-    The text was validated by the same grammar, so the parse succeeds; a repeated name keeps its last value (the
-    first position), as a dict would. With ``bare``, the template writes strings unquoted: a value of a parameter
-    that only takes strings is its text (``zip=01234``, ``flag=True`` are strings there), other bare text becomes
-    a JSON string too, and literals keep their type."""
+    The text was validated by the same grammar, so the parse succeeds (text that does not parse raises
+    ``ValueError``: a broken call's repair tries prefixes). A repeated name is written twice: the mapper keeps the
+    first and warns. With ``bare``, the template writes strings unquoted: a value of a parameter that only takes
+    strings is its text (``zip=01234``, ``flag=True`` are strings there), other bare text becomes a JSON string too,
+    and literals keep their type."""
     result = _kwargs_parser(bare).parse(text)
-    members: dict[str, str] = {}
+    if result.fail:
+        raise ValueError(f"not keyword arguments: {text[:80]!r}")
+    members: list[tuple[str, str]] = []
     for node in result.nodes:
         if node.tag != tags.TOOL_ARG:
             continue
         name, value = node.children  # the tagged name and value (sequences make no nodes)
-        members[name.text] = _value_json(value.tag, value.text, tool, name.text, bare)
-    body = ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {value}" for name, value in members.items())
+        members.append((name.text, _value_json(value.tag, value.text, tool, name.text, bare)))
+    body = ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {value}" for name, value in members)
     return "{" + body + "}"
 
 

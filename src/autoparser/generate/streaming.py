@@ -24,19 +24,12 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from ..message import ChatMessage, MessageDelta, ParseWarning, ToolCall, ToolCallDelta, new_call_id
+from ..message import CallStatus, ChatMessage, MessageDelta, ParseWarning, ToolCall, ToolCallDelta, new_call_id
 from ..peg import AstNode, ParseResult, TextBuffer
 from . import tags
 from .assemble import GeneratedParser
-from .mapper import (
-    WHITESPACE,
-    LiveCall,
-    MessageBuilder,
-    final_count,
-    map_raw,
-    partial_json_span,
-    starts_string,
-)
+from .json_args import JsonView
+from .mapper import WHITESPACE, LiveCall, MessageBuilder, final_count, map_raw
 
 __all__ = ["StreamParser", "parse_output"]
 
@@ -176,6 +169,23 @@ class _CallOut:
     id_generated: bool
     sent: int = 0  # characters of ``arguments`` sent
     arguments: _Text = dataclasses.field(default_factory=_Text)
+    status: CallStatus | None = None  # sent once the call is final
+    view: JsonView | None = None  # raw JSON arguments still arriving: what a client is shown of them
+    view_start: int = -1  # where in the source the viewed arguments start
+    view_end: int = -1  # how far the view has read them
+
+    def view_of(self, source: str, start: int, end: int) -> str:
+        """The new text a client is shown of raw JSON arguments that now span ``source[start:end]``."""
+        view = self.view
+        if view is None or self.view_start != start or end < self.view_end:
+            view = self.view = JsonView()
+            self.view_start = start
+            shown = view.feed(source[start:end])
+            self.view_end = end
+            return shown[self.sent :]
+        fragment = view.feed(source[self.view_end : end]) if end > self.view_end else ""
+        self.view_end = end
+        return fragment
 
 
 @dataclass(slots=True)
@@ -185,7 +195,6 @@ class _Leaf:
     kind: str  # tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS or _HOLD
     end: int  # where the element ends now
     call: int = -1  # the call an argument leaf belongs to
-    visible: int = 0  # raw JSON arguments: end of the part already shown
     pending: str = ""  # a string argument: trailing whitespace held back until the value goes on or ends
 
 
@@ -202,6 +211,7 @@ class StreamParser:
         "_generated",
         "_leaf",
         "_open_call",
+        "_open_value",
         "_reasoning",
         "_session",
         "_settled_calls",
@@ -223,12 +233,17 @@ class StreamParser:
         self._warnings: list[ParseWarning] = []
         self._leaf: _Leaf | None = None
         self._open_call = False  # whether the output ends inside an announced call (the last one)
+        self._open_value: AstNode | None = None  # the string value the last call's arguments end inside
         self._finished = False
 
     @property
     def message(self) -> ChatMessage:
-        """Everything emitted so far, as one message (tool calls carry their stream ids)."""
-        calls = tuple(ToolCall(c.name, c.arguments.value, c.id, c.id_generated) for c in self._calls)
+        """Everything emitted so far, as one message (tool calls carry their stream ids; a call still arriving is
+        cut off so far)."""
+        calls = tuple(
+            ToolCall(c.name, c.arguments.value, c.id, c.id_generated, c.status or CallStatus.CUT_OFF)
+            for c in self._calls
+        )
         return ChatMessage(
             "assistant", self._content.emitted.value, self._reasoning.emitted.value, calls, tuple(self._warnings)
         )
@@ -273,6 +288,7 @@ class StreamParser:
             folded += 1
         self._folded = folded
         self._open_call = False
+        self._open_value = None
         if folded < len(nodes):
             live = builder.fork()
             live_calls: list[LiveCall] = []
@@ -281,6 +297,7 @@ class StreamParser:
                 if call is not None:
                     live_calls.append(call)
                     self._open_call = node.is_partial
+                    self._open_value = call.open_value
             live_content, live_reasoning = live.content, live.reasoning
         else:
             live_calls, live_content, live_reasoning = [], [], []
@@ -310,31 +327,39 @@ class StreamParser:
         return [MessageDelta(warnings=(warning,))]
 
     def _call_deltas(self, settled: list[ToolCall], live: list[LiveCall]) -> list[ToolCallDelta]:
+        """What the calls gained; a call that became final (settled) sends its status with its last fragment."""
         deltas: list[ToolCallDelta] = []
         source = self._buffer.text
         for index in range(self._settled_calls, len(settled) + len(live)):
+            status: CallStatus | None = None
             if index < len(settled):
                 call = settled[index]
-                name, call_id, text, span = call.name, call.id, call.arguments, None
+                name, call_id, text, span, status = call.name, call.id, call.arguments, None, call.status
             else:
                 view = live[index - len(settled)]
                 name, call_id, text, span = view.name, view.id, view.text, view.span
             if index == len(self._calls):
                 out = _CallOut(name, call_id or new_call_id(self._generated.id_format), not call_id)
                 self._calls.append(out)
-                fragment = _rest(source, text, span, 0)
+                fragment = out.view_of(source, *span) if span is not None else text
                 out.sent = len(fragment)
                 out.arguments.append(fragment)
-                deltas.append(ToolCallDelta(index, out.id, name, fragment))
+                out.status = status
+                deltas.append(ToolCallDelta(index, out.id, name, fragment, status))
             else:
                 out = self._calls[index]
                 if name != out.name:  # a grammar never renames a call it announced; never re-send one
                     continue
-                fragment = _rest(source, text, span, out.sent)
+                fragment = out.view_of(source, *span) if span is not None else text[out.sent :]
                 if fragment:
                     out.sent += len(fragment)
                     out.arguments.append(fragment)
-                    deltas.append(ToolCallDelta(index, arguments=fragment))
+                if status is not None and out.status is None:
+                    out.status = status
+                else:
+                    status = None
+                if fragment or status is not None:
+                    deltas.append(ToolCallDelta(index, arguments=fragment, status=status))
             if index < len(settled) and index == self._settled_calls:
                 self._settled_calls = index + 1
         return deltas
@@ -360,12 +385,12 @@ class StreamParser:
         if node.tag == tags.TOOL_ARGS:
             if self._generated.convert_args is not None:
                 return _Leaf(_HOLD, end)
-            start, visible = partial_json_span(node)
-            if start >= node.end:
-                return None  # not begun: it may still turn out to be a JSON string (shown only when complete)
-            if starts_string(node):
-                return _Leaf(_HOLD, end)
-            return _Leaf(tags.TOOL_ARGS, end, call, visible=visible)
+            out = self._calls[call]
+            if out.view is None or out.view_start != node.start or out.view_end != end:
+                return None  # not the arguments this call shows: parse instead
+            return _Leaf(tags.TOOL_ARGS, end, call)
+        if node is not self._open_value:
+            return _Leaf(_HOLD, end)  # a value the arguments do not show (a repeated argument name)
         value = node.text  # (the template's layout around a value is not part of the node)
         core = value.rstrip(WHITESPACE)
         if not core:
@@ -389,9 +414,7 @@ class StreamParser:
             return [MessageDelta(content=text) if kind == tags.CONTENT else MessageDelta(reasoning_content=text)]
         out = self._calls[leaf.call]
         if kind == tags.TOOL_ARGS:
-            visible = _json_visible_end(source, leaf.visible, end)
-            fragment = source[leaf.visible : visible] if visible > leaf.visible else ""
-            leaf.visible = max(visible, leaf.visible)
+            fragment = out.view_of(source, out.view_start, end)
         else:
             raw = source[start:end]
             core = raw.rstrip(WHITESPACE)
@@ -405,36 +428,6 @@ class StreamParser:
         out.sent += len(fragment)
         out.arguments.append(fragment)
         return [MessageDelta(tool_calls=(ToolCallDelta(leaf.call, arguments=fragment),))]
-
-
-def _rest(source: str, text: str, span: tuple[int, int] | None, sent: int) -> str:
-    """``(text + source[span])[sent:]`` without building the whole string."""
-    if span is None:
-        return text[sent:]
-    start, end = span
-    if sent >= len(text):
-        return source[start + sent - len(text) : end]
-    return text[sent:] + source[start:end]
-
-
-def _json_visible_end(source: str, visible: int, end: int) -> int:
-    """The end of raw JSON arguments the message shows, given they now run to ``end``: trailing whitespace and an
-    escape cut off at the end are held back (as the mapper's partial arguments)."""
-    slash = source.rfind("\\", max(visible, end - 6), end)
-    if slash >= 0:
-        before = slash
-        while before > 0 and source[before - 1] == "\\":
-            before -= 1
-        rest = source[slash + 1 : end]
-        cut = rest == "" or (rest[0] == "u" and len(rest) < 5 and all(c in _HEX for c in rest[1:]))
-        if (slash - before) % 2 == 0 and cut:
-            end = slash
-    while end > visible and source[end - 1] in WHITESPACE:
-        end -= 1
-    return end
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _deepest_partial(nodes: list[AstNode]) -> AstNode | None:

@@ -27,3 +27,5 @@ def missing(marker: str) -> str:
 
 
 UNDECLARED = "undeclared"  # zero-width, inside a TOOL: the call names a tool the request does not declare
+# The rest of a call that broke (peg.recover(..., rest=...)), up to where the call ends: left out, in a warning
+MALFORMED = "malformed"

@@ -30,6 +30,7 @@ from .. import peg as p
 from ..analysis.model import ToolFormat
 from . import tags
 from .request import ToolSpec
+from .resync import recover_call
 from .undeclared import not_declared
 
 __all__ = [
@@ -168,10 +169,13 @@ def json_calls(
     missing: str = "",
     undeclared: p.Parser | None = None,
     bare: bool = False,
+    rest: tuple[str, ...] | None = None,
 ) -> p.Parser:
     """One or more calls (each tagged TOOL): a JSON array of call objects or call objects one after another, the
     template's shape tried first. In the other shape each object must open with its name (see :func:`json_call`).
 
+    ``rest``: where the rest of a call that broke ends (:mod:`.resync`: these markers, or the brace closing the
+    call object); None: it is not skipped.
     ``opener``: a token a model may write before each call or the array (Llama 3's ``<|python_tag|>``), consumed.
     ``unmarked``: the calls were found without their markers (see :func:`json_call`).
     ``missing``: the marker these calls were read without (each call records it, for a warning).
@@ -189,6 +193,8 @@ def json_calls(
             body = json_call(fmt, tools, opening=kind, undeclared=undeclared)
         if missing:
             body = p.tag(tags.missing(missing), p.eps()) + body
+        if rest is not None:
+            return recover_call(p.tag(tags.TOOL, body), rest, balanced=True)
         return p.recover(p.tag(tags.TOOL, body))
 
     in_list, one_by_one = (call("any"), call("name")) if fmt.tools_array_wrapped else (call("name"), call("any"))

@@ -53,10 +53,11 @@ class AstNode:
     ``settled``: the node was complete before the parse looked at the end of the input, so no continuation of a
     partial input can change it (a stream may treat it as final). ``broken``: a recovered node (see
     :class:`~.nodes.Recover`) that was still unfinished where its input stopped being viable; it is final, but its
-    content is what it was at that point.
+    content is what it was at that point. ``cut_off``: a broken node whose input was still viable where the
+    (complete) input ended: it was cut off rather than malformed.
     """
 
-    __slots__ = ("_source", "broken", "children", "end", "is_partial", "rule", "settled", "start", "tag")
+    __slots__ = ("_source", "broken", "children", "cut_off", "end", "is_partial", "rule", "settled", "start", "tag")
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class AstNode:
         self.is_partial = is_partial
         self.settled = settled
         self.broken = False
+        self.cut_off = False
 
     @property
     def text(self) -> str:

@@ -209,10 +209,22 @@ def commit() -> Parser:
     return Commit()
 
 
-def recover(p: Parser | str) -> Parser:
+def recover(
+    p: Parser | str,
+    *,
+    rest: tuple[str, ...] | list[str] | None = None,
+    balanced: bool = False,
+    closers: tuple[str, ...] | list[str] = (),
+    rest_tag: str = "rest",
+) -> Parser:
     """``p``, kept as it stood on its longest viable prefix if it fails after a :func:`commit` (see
-    :class:`~.nodes.Recover`): once a stream has announced a structure, a complete parse keeps it."""
-    return Recover(coerce(p))
+    :class:`~.nodes.Recover`): once a stream has announced a structure, a complete parse keeps it. With ``rest``
+    (stop strings; ``balanced``: also the bracket closing what was open) the rest of a broken structure is skipped
+    into a node tagged ``rest_tag``, then its ``closers`` are consumed where they follow."""
+    if rest is not None and any(not stop for stop in rest):
+        raise GrammarError("recover(): rest stops must be non-empty strings")
+    stops = None if rest is None else tuple(sorted(set(rest), key=len, reverse=True))
+    return Recover(coerce(p), stops, balanced, tuple(c for c in closers if c), rest_tag)
 
 
 def atomic(p: Parser | str) -> Parser:

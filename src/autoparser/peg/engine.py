@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ..errors import GrammarError
 from . import json_scan
@@ -136,7 +136,7 @@ class _State:
         source: TextBuffer,
         partial: bool,
         nodes: list[AstNode],
-        scans: dict[int, list[int]] | None = None,
+        scans: dict[Any, Any] | None = None,
         json_memo: json_scan.JsonMemo | None = None,
         repeats: dict[tuple[int, int], _Settled] | None = None,
     ) -> None:
@@ -152,7 +152,7 @@ class _State:
         # propagated straight up, so while the primitive keeps answering NEED_MORE on a longer input, the parse
         # would come out the same except for the spans ending there (see ParseSession.advance).
         self.frontier: tuple[Matcher, int, int] | None = None
-        self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval
+        self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval; recoveries
         self.json = json_scan.JsonMemo() if json_memo is None else json_memo
         self.repeats = repeats  # settled iterations (sessions only)
         self.progress = repeats  # settled sequence items / ruled-out choice alternatives (sessions only)
@@ -816,12 +816,23 @@ _RECOVERY_REACH = 64
 
 def _recover(c: _Compiler, node: Recover) -> Matcher:
     child = c.compile(node.child)
+    uid = c.uid()
+    skip = _rest_skipper(node, uid) if node.rest is not None else None
 
     def match(st: _State, pos: int) -> tuple[int, int]:
+        nodes = st.nodes
+        if skip is not None and st.partial:
+            # A recovery found by a shorter partial input is final (a FAIL in partial mode is): reuse it, so a stream
+            # waiting for the end of a broken structure's rest does not recover it again on every feed.
+            known = st.scans.get((uid, pos))
+            if known is not None:
+                end, found, commits = known
+                nodes.extend(found)
+                st.commits += commits
+                return skip(st, match, pos, end)
         commits = st.commits
         saved = st.fail_pos, st.expected
         st.fail_pos, st.expected = -1, []
-        nodes = st.nodes
         mark = len(nodes)
         status, end = child(st, pos)
         failed_at = st.fail_pos
@@ -837,9 +848,100 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
             return FAIL, pos
         end, found = recovered
         nodes.extend(found)
-        return OK, end
+        if skip is None:
+            return OK, end
+        if st.partial:
+            st.scans[uid, pos] = (end, found, st.commits - commits)
+        return skip(st, match, pos, end)
 
     return match
+
+
+_CLOSING = {"}": "{", "]": "["}
+
+
+def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, int], tuple[int, int]]:
+    """After a recovery of ``node`` ending at ``end``: skip the broken structure's rest (a node tagged
+    ``node.rest_tag``), then consume its closers (see :class:`~.nodes.Recover`)."""
+    stops = node.rest or ()
+    tag, closers, balanced = node.rest_tag, node.closers, node.balanced
+    pattern = re.compile("|".join(map(re.escape, stops))) if stops else None
+    partial_stop = _partial_end_pattern(stops)
+    longest = max(map(len, stops), default=1)
+
+    def brackets(text: str, start: int, stop: int, depth: int, quoted: bool) -> tuple[int, int, bool, int]:
+        """Scan ``text[start:stop]`` for brackets outside double-quoted strings, from ``depth`` open ones: the index
+        just after the bracket that closes the last one (-1: none), the depth and the quoting where it stopped, and
+        where to resume (past ``stop`` when an escape there continues beyond it)."""
+        i = start
+        while i < stop:
+            char = text[i]
+            if quoted:
+                if char == "\\":
+                    i += 2
+                    continue
+                if char == '"':
+                    quoted = False
+            elif char == '"':
+                quoted = True
+            elif char in "{[":
+                depth += 1
+            elif char in "}]" and depth > 0:
+                depth -= 1
+                if depth == 0:
+                    return i + 1, depth, quoted, i + 1
+            i += 1
+        return -1, depth, quoted, i
+
+    def skip(st: _State, match: Matcher, pos: int, end: int) -> tuple[int, int]:
+        text, n = st.text, st.n
+        key = ("rest", uid, pos, end)
+        known = st.scans.get(key) if st.partial else None
+        if known is not None:  # what a shorter input scanned: no stop before it, no closing bracket
+            depth, quoted, scanned = known
+        else:
+            depth, quoted, scanned = 0, False, end
+            if balanced:
+                _, depth, quoted, _ = brackets(text, pos, end, 0, False)
+        hit = -1
+        if pattern is not None:
+            found = pattern.search(text, max(end, scanned - longest + 1))
+            hit = found.start() if found is not None else -1
+        limit = hit if hit >= 0 else n
+        stop, resume = -1, limit
+        if balanced and depth > 0:
+            stop, depth, quoted, resume = brackets(text, max(scanned, end), limit, depth, quoted)
+        if stop < 0 and hit >= 0:
+            stop = hit
+        status = OK
+        if stop < 0:
+            stop = n
+            if st.partial:
+                st.scans[key] = (depth, quoted, max(resume, n))
+                cut = partial_stop(text, max(end, n - longest + 1)) if stops else None
+                if cut is not None:
+                    stop = cut.start()
+                status = MORE
+            else:
+                st.touched = True
+        if stop > end:
+            st.nodes.append(AstNode(tag, None, end, stop, st.source, [], status == MORE, not st.touched))
+        if status == MORE:
+            if not st.touched:
+                st.touched, st.frontier = True, (match, pos, stop)
+            return MORE, stop
+        at = stop
+        for closer in closers:
+            after = _SPACE.match(text, at).end()
+            if text.startswith(closer, after):
+                at = after + len(closer)
+            elif st.partial and n - after < len(closer) and closer.startswith(text[after:]):
+                if not st.touched:
+                    st.touched, st.frontier = True, (match, pos, at)
+                return MORE, at
+        return OK, at
+
+    return skip
 
 
 def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[int, list[AstNode]] | None:
@@ -853,6 +955,7 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
         return None if status == FAIL else (end, sub.nodes)
 
     best = None
+    best_at = -1
     k = min(failed_at, st.n)
     found = probe(k)
     if found is None:  # the failure was recorded past the breaking point: search below it
@@ -865,7 +968,7 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
                 low = middle
         k, found = low, probe(low)
     while found is not None:
-        best = found
+        best, best_at = found, k
         if k >= min(st.n, failed_at + _RECOVERY_REACH):
             break
         k += 1
@@ -876,6 +979,7 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
     if not any(n.tag == COMMIT_TAG for top in found_nodes for n in top.walk()):
         return None
     settled = not st.touched
+    cut_off = best_at >= st.n and not st.partial  # the whole input was a viable prefix: it was cut off
     stack = list(found_nodes)
     while stack:
         n = stack.pop()
@@ -885,6 +989,7 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
         n.settled = settled
         if n.is_partial:
             n.broken = True
+            n.cut_off = cut_off
         stack.extend(n.children)
     return pos + end, found_nodes
 
@@ -1073,7 +1178,7 @@ class ParseSession:
         self._nodes: list[AstNode] = []
         self._repeats: dict[tuple[int, int], _Settled] = {}
         self._json = json_scan.JsonMemo(states={})
-        self._scans: dict[int, list[int]] = {}
+        self._scans: dict[Any, Any] = {}
         self._size = 0
         self._finished = False
         self._frontier: tuple[Matcher, int, int] | None = None

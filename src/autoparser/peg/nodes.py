@@ -283,9 +283,19 @@ class Recover(Parser):
     """``child``; or, when ``child`` fails after passing a :class:`Commit`, ``child`` as it stood on the longest
     prefix of the input on which it was still viable: exactly what a stream fed that prefix had shown. Its nodes
     that were unfinished there are flagged ``broken``; the match ends where that partial parse ended. Grammars
-    (GBNF, Lark) are unaffected: recovery is leniency of the parser, not part of the language."""
+    (GBNF, Lark) are unaffected: recovery is leniency of the parser, not part of the language.
+
+    ``rest`` (None: no resynchronisation): after a recovery, the rest of the broken structure is skipped up to the
+    first of these stop strings, or — with ``balanced`` — up to the bracket that closes what the structure had
+    left open (``{``/``[`` outside JSON strings, counted from its start), whichever comes first, or the end of the
+    input; the skipped text becomes one AST node tagged ``rest_tag``. Then ``closers`` (the structure's end
+    markers) are consumed in order where they follow, each after optional whitespace."""
 
     child: Parser
+    rest: tuple[str, ...] | None = None
+    balanced: bool = False
+    closers: tuple[str, ...] = ()
+    rest_tag: str = "rest"
 
     def children(self) -> tuple[Parser, ...]:
         return (self.child,)
