@@ -59,19 +59,19 @@ class ToolCall:
 
     ``id`` is the id the model wrote, or one generated for this reply (``id_generated``) in the format the
     template accepts (:func:`new_call_id`): OpenAI clients reject empty ids, and the next turn's render must
-    accept them. Equality ignores ``id_generated`` (it is not part of the wire form); two parses of one output
-    generate different ids, so compare generated ids by shape, not value.
+    accept them. Two parses of one output generate different ids, so compare generated ids by shape, not value.
 
     ``status`` (:class:`CallStatus`) says whether the arguments are complete, cut off by the end of the output or
-    repaired from a malformed call; it is not part of the OpenAI wire form (:meth:`to_openai`) nor of
-    :meth:`to_hf`.
+    repaired from a malformed call (a partial parse's calls still arriving are cut off so far); it is not part of
+    the OpenAI wire form (:meth:`to_openai`) nor of :meth:`to_hf`. Equality ignores ``id_generated`` and
+    ``status``, which are not part of the wire form either: compare them explicitly.
     """
 
     name: str
     arguments: str = "{}"
     id: str = ""
     id_generated: bool = field(default=False, compare=False)
-    status: CallStatus = CallStatus.COMPLETE
+    status: CallStatus = field(default=CallStatus.COMPLETE, compare=False)
 
     def to_openai(self) -> dict[str, Any]:
         return {"type": "function", "id": self.id, "function": {"name": self.name, "arguments": self.arguments}}
@@ -235,8 +235,8 @@ def apply_deltas(deltas: list[MessageDelta], role: str = "assistant") -> ChatMes
         reasoning.append(delta.reasoning_content)
         warnings.extend(delta.warnings)
         for part in delta.tool_calls:
-            while len(calls) <= part.index:
-                calls.append({"name": "", "arguments": "", "id": "", "status": CallStatus.COMPLETE})
+            while len(calls) <= part.index:  # (a call whose status has not come yet is still arriving)
+                calls.append({"name": "", "arguments": "", "id": "", "status": CallStatus.CUT_OFF})
             call = calls[part.index]
             if part.name is not None:
                 call["name"] = part.name

@@ -260,7 +260,9 @@ def test_partial_name_is_not_reported() -> None:
     assert params.parse(head, partial=True).tool_calls == ()
     assert params.parse(head + "<|message|>", partial=True).tool_calls == ()
     started = params.parse(head + '<|message|>{"ke', partial=True)
-    assert [(c.name, c.arguments) for c in started.tool_calls] == [("get", '{"ke')]
+    assert [(c.name, c.arguments) for c in started.tool_calls] == [("get", "{")]  # a key comes with its value
+    started = params.parse(head + '<|message|>{"key": "v', partial=True)
+    assert [(c.name, c.arguments) for c in started.tool_calls] == [("get", '{"key": "v')]
     assert params.parse(head + "_weather<|message|>{", partial=True).tool_calls[0].name == "get_weather"
 
 

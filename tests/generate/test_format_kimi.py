@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
-from autoparser.message import ToolCall, apply_deltas
+from autoparser.message import CallStatus, ToolCall, apply_deltas
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 from .helpers import WEATHER_TOOL, check_cut_call, function_tool
@@ -142,14 +142,17 @@ def test_empty_arguments_may_be_left_out() -> None:
 
 
 def test_truncated_call_keeps_the_text() -> None:
+    """A call cut off is kept as far as it got, closed into a JSON object, and says it was cut off."""
     text = "Let me look." + SB + call("get_weather", 0, '{"city": "Par', end=False)
     message = check_cut_call(chat(), text, "get_weather", '{"city": "Paris"}')
     assert message.content == "Let me look."
-    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Par', "functions.get_weather:0"),)
-    # while streaming the same text is a call in progress
+    assert message.tool_calls == (ToolCall("get_weather", '{"city": "Par"}', "functions.get_weather:0"),)
+    assert message.tool_calls[0].status is CallStatus.CUT_OFF
+    # while streaming the same text is a call in progress: what a stream sent so far (still arriving)
     streaming = chat().parse(text, partial=True)
     assert streaming.content == "Let me look."
     assert streaming.tool_calls == (ToolCall("get_weather", '{"city": "Par', "functions.get_weather:0"),)
+    assert streaming.tool_calls[0].status is CallStatus.CUT_OFF
 
 
 def test_unknown_tool_is_content_with_a_warning() -> None:
@@ -162,11 +165,13 @@ def test_unknown_tool_is_content_with_a_warning() -> None:
 
 
 def test_malformed_arguments_keep_the_call_as_far_as_it_got() -> None:
-    """The call committed at its head, so it stays (as a stream showed it); what breaks it is content."""
+    """The call committed at its head, so it stays (as a stream showed it), repaired: its arguments are what could
+    be read (nothing: `{}`), and the rest of the call up to its end marker is left out, in a warning — not content."""
     text = call("get_weather", 0, "city=Paris") + "ok"
     message = check_cut_call(chat(), text, "get_weather", '{"city": "Paris"}')
-    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_weather", "")]
-    assert "city=Paris" in message.content and message.warnings
+    assert [(c.name, c.arguments, c.status) for c in message.tool_calls] == [("get_weather", "{}", "repaired")]
+    assert message.content == "ok"
+    assert any("city=Paris" in w.message for w in message.warnings)
 
 
 def test_stray_thinking_close_after_calls_is_markup() -> None:

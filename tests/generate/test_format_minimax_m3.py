@@ -5,6 +5,7 @@ detokenizer may drop), the argument converter, damaged and cut-off outputs, stre
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -15,7 +16,14 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.generate.formats.minimax_m3_args import arguments_to_json
 from autoparser.message import ToolCall
 
-from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
+from ..robustness.promises import (
+    char_chunks,
+    check_parse,
+    check_stream,
+    kept_text,
+    marker_cut_chunkings,
+    random_chunks,
+)
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 from ..support.ids import as_written
 from .helpers import check_cut_call, stream_char_by_char
@@ -294,9 +302,13 @@ def test_converter_rejects_what_is_not_elements(bad: str) -> None:
     with pytest.raises(ValueError):
         arguments_to_json(bad, WEATHER)
     message = chat().parse(f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{bad}{NS}</invoke>\n{NS}</tool_call>')
-    # The call committed at its name: it stays, its arguments as written, with a warning.
-    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_weather", bad.strip())]
+    # The call committed at its name: it stays, repaired — what reads of its elements, closed, as JSON — with a
+    # warning holding what was left out.
+    assert [(c.name, c.status) for c in message.tool_calls] == [("get_weather", "repaired")]
+    assert isinstance(json.loads(message.tool_calls[0].arguments), dict)
     assert message.warnings
+    kept = kept_text(message)
+    assert all(word in kept for word in re.findall(r"[a-z]+", bad.replace(NS, " "))), message
 
 
 _KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
@@ -370,12 +382,14 @@ def _section(*calls: str, end: bool = True) -> str:
     return f"{NS}<tool_call>\n" + "".join(calls) + (f"{NS}</tool_call>" if end else "")
 
 
-def test_cut_off_call_is_kept_as_written() -> None:
+def test_cut_off_call_is_kept_as_far_as_it_got() -> None:
     text = "Checking. " + _section(_call("get_weather", _el("city", "Oslo") + f"{NS}<days>3", end=False), end=False)
     params = chat()
     final = check_cut_call(params, text, "get_weather", '{"city": "Oslo", "days": 3}')
     assert final.content == "Checking."
-    assert as_written(final) == (ToolCall("get_weather", _el("city", "Oslo") + f"{NS}<days>3"),)
+    # the open element closed, the value typed by the schema: 3, not "3"
+    assert as_written(final) == (ToolCall("get_weather", '{"city": "Oslo", "days": 3}'),)
+    assert final.tool_calls[0].status == "cut_off"
     assert final.warnings
     # the name is known, the arguments are not yet
     assert as_written(params.parse(text, partial=True)) == (ToolCall("get_weather", ""),)
@@ -385,8 +399,9 @@ def test_cut_off_call_is_kept_as_written() -> None:
 def test_call_cut_after_a_complete_argument_is_not_complete(end: str) -> None:
     text = _section(_call("get_weather", _el("city", "Oslo"), end=False), end=False) + end
     message = chat().parse(text)
-    assert as_written(message) == (ToolCall("get_weather", _el("city", "Oslo")),)  # not repaired to valid JSON
-    assert (message.content, len(message.warnings)) == ("", 1)
+    assert as_written(message) == (ToolCall("get_weather", '{"city": "Oslo"}'),)  # its arguments, as JSON
+    assert message.tool_calls[0].status != "complete"  # (more arguments may have followed)
+    assert message.content == "" and message.warnings
 
 
 def test_dropped_end_tags_are_tolerated() -> None:

@@ -196,22 +196,25 @@ def test_liberties(text: str) -> None:
 # --- damaged and cut-off outputs ---------------------------------------------------------------------------------
 
 
-def test_cut_off_call_is_kept_as_written() -> None:
+def test_cut_off_call_is_kept_as_far_as_it_got() -> None:
     text = turn([("get_weather", {"city": "Oslo", "days": 3})], content="Checking.")
     cut = text[: text.index('"days"') + 4]
     params = chat()
     final = check_cut_call(params, cut, "get_weather", '{"city": "Oslo", "days": 3}')
     assert final.content == "Checking."
-    assert as_written(final) == (ToolCall("get_weather", cut[cut.index("{") :]),)  # as far as it got
-    assert final.warnings
+    assert as_written(final) == (ToolCall("get_weather", '{"city": "Oslo"}'),)  # as far as it got, closed
+    assert final.tool_calls[0].status == "cut_off"
+    assert any('"da' in w.message for w in final.warnings)  # the key cut off is left out, in a warning
 
 
-def test_arguments_that_are_not_json_are_kept_as_written() -> None:
+def test_arguments_that_are_not_json_are_left_out_with_a_warning() -> None:
+    """The call committed at ``<arguments>``: it stays, with what could be read of its arguments (nothing); the
+    text that is not JSON, up to ``</arguments>``, is in a warning, not in the content."""
     text = "<use_mcp_tool>\n<tool_name>google_search</tool_name>\n<arguments>\nq: Paris\n</arguments>\n</use_mcp_tool>"
     message = chat().parse(text)
-    assert [c.name for c in message.tool_calls] == ["google_search"]
-    assert "q: Paris" in message.tool_calls[0].arguments + message.content
-    assert message.warnings
+    assert [(c.name, c.arguments, c.status) for c in message.tool_calls] == [("google_search", "{}", "repaired")]
+    assert message.content == ""
+    assert any("q: Paris" in w.message for w in message.warnings)
 
 
 def test_unknown_tool_stays_content() -> None:

@@ -351,15 +351,16 @@ def test_bare_values_where_the_template_writes_them(written: str, expected: dict
 
 def test_bare_values_only_where_the_template_writes_them() -> None:
     """MiniCPM3 quotes its strings: ``city=Paris`` is not a value there. The call committed at ``city=`` (a stream
-    showed it), so it stays as far as it went, with a warning; the rest is content, and nothing is lost."""
+    showed it), so it stays as far as it went (no argument reads: ``{}``), repaired; the rest of the call, up to its
+    ``)``, is left out with a warning, not content, and nothing is lost."""
     output = "<|tool_call_start|>\n```python\nget_weather(city=Paris)\n```\n<|tool_call_end|>"
     params = chat("openbmb-MiniCPM3-4B")
     message, failures = check_parse(params, output, words=["Paris"])
     assert not failures, failures
     assert message is not None
-    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_weather", "city=")]
-    assert message.content.startswith("Paris)")
-    assert message.warnings
+    assert [(c.name, c.arguments, c.status) for c in message.tool_calls] == [("get_weather", "{}", "repaired")]
+    assert message.content == ""
+    assert any("Paris)" in w.message for w in message.warnings)
     assert not check_stream(params, char_chunks(output), message)
 
 
@@ -428,8 +429,9 @@ def test_a_call_broken_after_it_committed_stays_as_far_as_it_went(name: str) -> 
     message, failures = check_parse(params, output, words=["Bye"])
     assert not failures, failures
     assert message is not None
-    assert [(c.name, c.arguments) for c in message.tool_calls] == [("ping", "{}"), ("get_weather", "city=")]
-    assert "<|tool_call" not in message.content
+    calls = [(c.name, c.arguments, c.status) for c in message.tool_calls]
+    assert calls == [("ping", "{}", "complete"), ("get_weather", "{}", "repaired")]
+    assert message.content == "Bye."
     assert message.warnings
     assert not check_stream(params, char_chunks(output), message)
 

@@ -25,7 +25,7 @@ from .dropped_markers import dropped_marker_calls, name_json_call, reads_name_th
 from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
-from .resync import call_stops, recover_call
+from .resync import JSON, call_stops, recover_call
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
@@ -244,7 +244,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
         closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
-        json_args = fmt.mode is ToolFormatMode.TAG_WITH_JSON
+        json_args = JSON if fmt.mode is ToolFormatMode.TAG_WITH_JSON else ""
         ends = (tools.function.close, fmt.per_call_end)
         whole = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
         wrapped = recover_call(whole, stops, balanced=json_args, closers=ends)
@@ -262,7 +262,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
     else:
         single = tagged_calls(tools, request)
-        json_args = fmt.mode is ToolFormatMode.TAG_WITH_JSON
+        json_args = JSON if fmt.mode is ToolFormatMode.TAG_WITH_JSON else ""
         call = recover_call(p.tag(tags.TOOL, single), stops, balanced=json_args, closers=(tools.function.close,))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:

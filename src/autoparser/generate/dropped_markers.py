@@ -21,6 +21,7 @@ from ..analysis.model import CallIdPosition, TemplateAnalysis, ToolFormat, ToolF
 from . import tags
 from .markers import core, is_fence
 from .request import ParseRequest, ToolSpec
+from .resync import JSON, call_stops, recover_call
 from .tools_json import json_calls
 from .tools_tagged import tagged_call
 
@@ -79,14 +80,15 @@ def dropped_marker_calls(analysis: TemplateAnalysis, request: ParseRequest) -> D
     """Calls read without their special-token markers, for formats where that is unambiguous."""
     tools = analysis.tools
     fmt = tools.format
+    stops = call_stops(analysis)  # where the rest of a broken call ends (resync.py)
     if fmt.mode is ToolFormatMode.JSON_NATIVE:
-        return _json_bodies(fmt, request.tools)
+        return _json_bodies(fmt, request.tools, stops)
     if reads_name_then_json(tools):
-        return _name_then_json(tools, request.tools)
+        return _name_then_json(tools, request.tools, stops)
     return DroppedMarkerCalls([], [])
 
 
-def _json_bodies(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> DroppedMarkerCalls:
+def _json_bodies(fmt: ToolFormat, tools: tuple[ToolSpec, ...], stops: tuple[str, ...]) -> DroppedMarkerCalls:
     """JSON call objects (or an array of them) without the section / per-call marker that opens them, maybe in a
     wrapper of their own; the template's closing marker, if the model wrote it, is consumed with them. Also a call
     written in the tag syntax Hermes-style models fall back to, ``<function=NAME>{…}</function>``."""
@@ -96,7 +98,7 @@ def _json_bodies(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> DroppedMarkerC
         # often leave out: see assemble.py
         return DroppedMarkerCalls([], [])
     closer = core(fmt.section_end) or core(fmt.per_call_end)
-    calls = json_calls(fmt, tools, unmarked=True, missing=opener)
+    calls = json_calls(fmt, tools, unmarked=True, missing=opener, rest=stops)
     # What models put around a call body instead of the template's marker (seen from Hermes-style models): an
     # XML-like tag (`<tool>`, `<tools>`, `<response>`, `<json>`, `<function_call>`), a Markdown fence (```json,
     # ```xml), or both. Consumed with the calls, so no wrapper is left in the content. (The body may start at one of
@@ -117,7 +119,7 @@ def _json_bodies(fmt: ToolFormat, tools: tuple[ToolSpec, ...]) -> DroppedMarkerC
     # (code, markup) does not stop at each of them (a stream holds the text at a stop until it is decided); a list
     # of calls only where the template writes one.
     starts = [*_OBJECT_OPENERS, *(_LIST_OPENERS if fmt.tools_array_wrapped else ()), *_WRAPPER_OPENERS]
-    return DroppedMarkerCalls([wrapped, _function_tag_call(tools, opener)], starts)
+    return DroppedMarkerCalls([wrapped, _function_tag_call(tools, opener, stops)], starts)
 
 
 _TAG_CLOSE = re.compile(r"</[a-zA-Z_]+>")
@@ -130,7 +132,7 @@ _WRAPPER_OPENERS = (
 )
 
 
-def _function_tag_call(tools: tuple[ToolSpec, ...], opener: str) -> p.Parser:
+def _function_tag_call(tools: tuple[ToolSpec, ...], opener: str, stops: tuple[str, ...]) -> p.Parser:
     """``<function=NAME>{…}</function>`` or ``<function name="NAME">{…}</function>``, with a declared name."""
     names = sorted((t.name for t in tools), key=len, reverse=True)
 
@@ -143,10 +145,11 @@ def _function_tag_call(tools: tuple[ToolSpec, ...], opener: str) -> p.Parser:
     )
     body = head + p.space() + p.peek("{") + p.commit() + p.tag(tags.TOOL_ARGS, p.json())
     call = p.tag(tags.missing(opener), p.eps()) + body + p.optional(p.space() + p.literal("</function>"))
-    return p.recover(p.tag(tags.TOOL, call))
+    ends = (*stops, "</function>", "<function")
+    return recover_call(p.tag(tags.TOOL, call), ends, balanced=JSON, closers=("</function>",))
 
 
-def _name_then_json(tools: ToolsAnalysis, specs: tuple[ToolSpec, ...]) -> DroppedMarkerCalls:
+def _name_then_json(tools: ToolsAnalysis, specs: tuple[ToolSpec, ...], stops: tuple[str, ...]) -> DroppedMarkerCalls:
     """``NAME[ARGS]{…}`` without the opening marker, or ``NAME{…}`` without any marker."""
     opener = core(tools.format.per_call_start)
     lacks_opener = p.tag(tags.missing(opener), p.eps())
@@ -154,7 +157,7 @@ def _name_then_json(tools: ToolsAnalysis, specs: tuple[ToolSpec, ...]) -> Droppe
     stops: list[str] = []
     for tool in specs:
         body = p.choice(tagged_call(tools, tool), name_json_call(tools, tool, marked=False))
-        items.append(p.recover(p.tag(tags.TOOL, lacks_opener + body)))
+        items.append(recover_call(p.tag(tags.TOOL, lacks_opener + body), stops, balanced=JSON))
         stops += [tool.name + "{", *(tool.name + m for m in _args_markers(tools))]
     return DroppedMarkerCalls(items, stops)
 

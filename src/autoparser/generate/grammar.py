@@ -257,19 +257,25 @@ def _after_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Par
     return _tight(suffix) + p.space() if accepts_string(tool.property_schema(name) or {}) else flex(suffix)
 
 
-def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
-    """The tagged arguments of one call: every parameter at most once, in the schema's property order, the required
-    ones present.
+# Up to this many optional parameters may come in any order (each at most once); beyond, in the schema's order.
+_ANY_ORDER = 5
 
-    A parameter may not repeat (the parser would keep the first and warn). An exact grammar for "each optional
-    parameter at most once, in any order" needs a state per subset of the parameters written so far (2^n rules);
-    one fixed order needs n. The order is the schema's, as for JSON arguments under the schema converter
-    (``peg.schema``) and DSML's parameters: templates write a call's arguments in the order of its ``arguments``
-    dict, so every set of parameters has a rendering in this order, and a grammar only has to allow one way to
-    write each call."""
+
+def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+    """The tagged arguments of one call: the required parameters first, in the schema's order, then the optional
+    ones, each at most once.
+
+    A parameter may not repeat (the parser would keep the first and warn). "Each optional parameter at most once,
+    in any order" needs a grammar state per subset of the parameters written so far: no grammar of polynomial size
+    describes all orders of n parameters. So with up to :data:`_ANY_ORDER` optional parameters the grammar has one
+    rule per subset (at most 32 rules, 80 alternatives: models and llama.cpp's own tests write them in any order);
+    with more, they follow the schema's order, one optional element each (linear size). That excludes no call: a
+    template writes a call's arguments in the order of its ``arguments`` dict, so every call has a rendering in
+    that order — the order JSON arguments follow under the schema converter (``peg.schema``) and DSML's
+    parameters too."""
     args = analysis.tools.arguments
     props = tool.parameters.get("properties") or {}
-    required = {r for r in tool.parameters.get("required") or [] if r in props}
+    required = [r for r in dict.fromkeys(tool.parameters.get("required") or []) if r in props]
 
     def one(name: str) -> p.Parser:
         head = _opening(args.name_prefix) + p.literal(name) + _tight(args.name_suffix)
@@ -277,8 +283,30 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
             head = head + p.space() + _tight(args.value_prefix)
         return head + _tagged_value(analysis, tool, name) + _after_value(analysis, tool, name)
 
-    parts = [one(name) if name in required else p.optional(one(name)) for name in props]
+    parts = [one(name) for name in required]
+    optional = [name for name in props if name not in required]
+    if len(optional) > _ANY_ORDER:
+        parts += [p.optional(one(name)) for name in optional]
+    elif optional:
+        parts.append(_any_order(rule_safe(tool.name), [one(name) for name in optional]))
     return p.sequence(*parts) if parts else p.eps()
+
+
+def _any_order(prefix: str, params: list[p.Parser]) -> p.Parser:
+    """Each of ``params`` at most once, in any order: one rule per set of parameters already written."""
+    shared = [p.rule(f"{prefix}-optional-arg-{i}", param) for i, param in enumerate(params)]
+    full = (1 << len(params)) - 1
+    rules: dict[int, p.Parser] = {}
+
+    def after(used: int) -> p.Parser:
+        if used == full:
+            return p.eps()
+        if used not in rules:
+            rest = [shared[i] + after(used | 1 << i) for i in range(len(params)) if not used & 1 << i]
+            rules[used] = p.rule(f"{prefix}-optional-{used}", p.optional(p.choice(*rest)))
+        return rules[used]
+
+    return after(0)
 
 
 def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:

@@ -507,14 +507,14 @@ def _string_prefix(text: str) -> tuple[str, bool] | None:
 def read_json_arguments(text: str) -> JsonArguments:
     """Complete (or finally broken) raw JSON arguments as :class:`JsonArguments`; a valid object without duplicate
     keys or raw control characters comes back as written (without surrounding whitespace)."""
-    stripped = text.strip(" \t\r\n")
+    stripped = text.lstrip(" \t\r\n")  # (trailing whitespace may be inside a string cut off)
     if stripped.startswith("{"):
         try:
             json.loads(stripped, object_pairs_hook=_unique)
         except (ValueError, RecursionError):
             pass
         else:
-            return JsonArguments(stripped)
+            return JsonArguments(stripped.rstrip(" \t\r\n"))
     view = JsonView()
     shown = view.feed(stripped)
     return view.result(shown)

@@ -18,7 +18,7 @@ from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall
 from ..peg import AstNode, ParseResult
 from . import tags
 from .json_args import JsonArguments, JsonView, read_json_arguments
-from .tagged_values import decode_value, is_value_tag
+from .tagged_values import decode_cut_value, decode_value, is_value_tag
 
 __all__ = [
     "WHITESPACE",
@@ -63,7 +63,8 @@ def map_raw(
     message = builder.message(raw_content, raw_reasoning)
     if live:
         source = result.text
-        live_calls = (ToolCall(c.name, c.arguments(source), c.id, status=c.status) for c in live)
+        # (calls of the unsettled tail are not final yet: still arriving, so far cut off)
+        live_calls = (ToolCall(c.name, c.arguments(source), c.id, status=CallStatus.CUT_OFF) for c in live)
         message = dataclasses.replace(message, tool_calls=(*message.tool_calls, *live_calls))
     return message, raw_content, raw_reasoning
 
@@ -87,14 +88,13 @@ class LiveCall:
     """A call of the unsettled tail, as a stream needs it: its arguments are ``text``, or, for raw JSON arguments
     still arriving, what a :class:`~.json_args.JsonView` shows of the source span ``span`` (a stream keeps one view
     per call and feeds it only the new text). ``open_value``: the string value the arguments end inside (a stream
-    extends it as it grows); ``status``: the call's status if it is final, else cut off (it is still arriving)."""
+    extends it as it grows)."""
 
     name: str
     id: str
     text: str
     span: tuple[int, int] | None = None
     open_value: AstNode | None = None
-    status: CallStatus = CallStatus.CUT_OFF
 
     def arguments(self, source: str) -> str:
         if self.span is None:
@@ -206,7 +206,7 @@ class MessageBuilder:
             if final is None:
                 self.held = True  # not (yet) a call: its text becomes content once final (it may grow, or vanish)
                 return None
-            call = LiveCall(final.name, final.id, final.arguments, status=final.status)
+            call = LiveCall(final.name, final.id, final.arguments)
         if call is not None:
             self.after_call = True
         return call
@@ -463,15 +463,22 @@ def _converted(convert_args: Callable[[str, str], str], name: str, text: str) ->
     try:
         found = read_json_arguments(convert_args(name, text))
     except (ValueError, RecursionError, MemoryError):
-        return _repaired_conversion(convert_args, name, text)
+        found = _repaired_conversion(convert_args, name, text)
+        found.notes.insert(0, f"{text.strip(WHITESPACE)!r} could not be read as written; read as {found.text}")
     return found
 
 
 def _repaired_conversion(convert_args: Callable[[str, str], str], name: str, text: str) -> JsonArguments:
     """Arguments of a call whose argument text broke off or does not convert: the longest readable prefix, closed
-    (open quotes and brackets), tried at the end and then back at the ends of complete elements; ``{}`` when no
-    prefix reads. Such arguments are held back until the call is final, so any deterministic choice streams."""
+    (open quotes and brackets; a converter may know better, with a ``close(text) -> (keep, closers)`` method, as
+    MiniMax-M3's closes open elements), tried at the end and then back at the ends of complete elements; ``{}``
+    when no prefix reads. Such arguments are held back until the call is final, so any deterministic choice
+    streams."""
     body = text.rstrip(WHITESPACE)
+    close = getattr(convert_args, "close", None)
+    tries: list[tuple[int, str]] = []
+    if close is not None:
+        tries.append(close(body))
     cuts = [len(body)]
     at = len(body)
     while len(cuts) < _MAX_REPAIRS and at > 0:
@@ -481,18 +488,19 @@ def _repaired_conversion(convert_args: Callable[[str, str], str], name: str, tex
         if body[at] == ",":
             cuts.append(at)
     for cut in dict.fromkeys(cuts):
+        tries += [(cut, ""), (cut, _closers(body[:cut]))]
+    for cut, closers in tries:
         prefix = body[:cut]
-        for candidate in (prefix, prefix + _closers(prefix)):
-            try:
-                found = read_json_arguments(convert_args(name, candidate))
-            except (ValueError, RecursionError, MemoryError):
-                continue
-            if found.text.startswith("{") and not (found.text == "{}" and prefix.strip(WHITESPACE)):
-                left = text[cut:].strip(WHITESPACE)
-                if left:
-                    found.notes.append(f"left out: {left!r}")
-                found.repaired = True
-                return found
+        try:
+            found = read_json_arguments(convert_args(name, prefix + closers))
+        except (ValueError, RecursionError, MemoryError):
+            continue
+        if found.text.startswith("{") and not (found.text == "{}" and prefix.strip(WHITESPACE)):
+            left = text[cut:].strip(WHITESPACE)
+            if left:
+                found.notes.append(f"left out: {left!r}")
+            found.repaired = True
+            return found
     left = text.strip(WHITESPACE)
     return JsonArguments("{}", [f"could not be read; left out: {left!r}"] if left else [], True)
 
@@ -585,11 +593,14 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
             parts.append(key + (encoded if value_done else encoded[:-1]))
             if not value_done:
                 open_value = value
-        elif value_done or (broken and value.text.strip(WHITESPACE)):
+        elif value_done:
             parts.append(key + decode_value(value.tag, value.text))
+        elif broken and (cut := decode_cut_value(value.tag, value.text)) is not None:
+            parts.append(key + cut)  # typed by the schema, as far as it got
         else:
             if broken:
-                notes.append(f"left out: the argument {key_name!r}, cut off before its value")
+                shown = value.text.strip(WHITESPACE)
+                notes.append(f"left out: the argument {key_name!r}" + (f", cut off at {shown!r}" if shown else ""))
             break  # a non-string value is shown once complete, its key with it
         if not value_done:
             break

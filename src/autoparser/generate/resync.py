@@ -20,7 +20,7 @@ from ..analysis.model import TemplateAnalysis
 from . import tags
 from .markers import core, is_markup
 
-__all__ = ["call_stops", "recover_call"]
+__all__ = ["JSON", "PYTHON", "call_stops", "recover_call"]
 
 
 def call_stops(analysis: TemplateAnalysis, *extra: str) -> tuple[str, ...]:
@@ -35,16 +35,21 @@ def call_stops(analysis: TemplateAnalysis, *extra: str) -> tuple[str, ...]:
     return tuple(sorted((m for m in found if len(m) >= 2), key=len, reverse=True))
 
 
+JSON = "{["  # the brackets of JSON arguments (and Gemma's dicts)
+PYTHON = "([{"  # the brackets of a pythonic call
+
+
 def recover_call(
-    body: p.Parser, stops: Iterable[str], *, balanced: bool, closers: Iterable[str] = ()
+    body: p.Parser, stops: Iterable[str], *, balanced: str = "", closers: Iterable[str] = ()
 ) -> p.Parser:
     """``peg.recover(body)`` whose rest, once broken, runs to the first of ``stops`` (``balanced``: or to the
-    bracket closing what the call left open) and is tagged :data:`~.tags.MALFORMED`; ``closers`` (the call's own
-    end markers, in order) are consumed after it."""
+    bracket closing what the call left open, :data:`JSON` or :data:`PYTHON`) and is tagged
+    :data:`~.tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it."""
     return p.recover(
         body,
         rest=tuple(stops),
         balanced=balanced,
+        quotes="\"'" if balanced == PYTHON else '"',
         closers=tuple(c for c in map(core, closers) if c),
         rest_tag=tags.MALFORMED,
     )

@@ -29,7 +29,7 @@ from . import tags
 from .python_literals import python_literal_to_json
 from .schema_types import only_string
 
-__all__ = ["decode_value", "is_value_tag", "json_types", "json_value_tag", "value_tag"]
+__all__ = ["decode_cut_value", "decode_value", "is_value_tag", "json_types", "json_value_tag", "value_tag"]
 
 _WHITESPACE = " \t\r\n"
 _TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
@@ -121,6 +121,23 @@ def decode_value(tag: str, text: str) -> str:
     if "string" in types:
         return json.dumps(text, ensure_ascii=False)
     return literal if literal is not None else json.dumps(text, ensure_ascii=False)
+
+
+def decode_cut_value(tag: str, text: str) -> str | None:
+    """JSON text for a value cut off by the end of the output (or a call that broke there): read as its schema types
+    a complete one (``3`` of an integer parameter is ``3``) when it is a literal of one of its types, or kept as a
+    string where strings are allowed (untyped values too); None (left out) when it is neither — ``{'a`` of an
+    object parameter is no value of it."""
+    stripped = text.strip(_WHITESPACE)
+    if not stripped:
+        return None
+    if tag == tags.TOOL_ARG_VALUE:
+        return decode_value(tag, text)
+    types = frozenset(tag[len(tags.TOOL_ARG_VALUE) + 1 :].split("|"))
+    literal = _literal(stripped)
+    if literal is not None and _fits(literal, types):
+        return literal
+    return json.dumps(text, ensure_ascii=False) if "string" in types else None
 
 
 def _is_json(text: str) -> bool:

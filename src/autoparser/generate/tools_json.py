@@ -30,7 +30,7 @@ from .. import peg as p
 from ..analysis.model import ToolFormat
 from . import tags
 from .request import ToolSpec
-from .resync import recover_call
+from .resync import JSON, recover_call
 from .undeclared import not_declared
 
 __all__ = [
@@ -194,7 +194,7 @@ def json_calls(
         if missing:
             body = p.tag(tags.missing(missing), p.eps()) + body
         if rest is not None:
-            return recover_call(p.tag(tags.TOOL, body), rest, balanced=True)
+            return recover_call(p.tag(tags.TOOL, body), rest, balanced=JSON)
         return p.recover(p.tag(tags.TOOL, body))
 
     in_list, one_by_one = (call("any"), call("name")) if fmt.tools_array_wrapped else (call("name"), call("any"))

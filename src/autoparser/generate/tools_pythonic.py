@@ -31,6 +31,7 @@ from ..analysis.patterns import MARKER
 from . import tags
 from .python_literals import IDENTIFIER, keyword_arguments, kwargs_to_json
 from .request import ParseRequest, ToolSpec
+from .resync import PYTHON, recover_call
 
 __all__ = [
     "COMMON_WRAPPERS",
@@ -112,7 +113,7 @@ class PythonicParser:
     convert: Callable[[str, str], str]  # tool name, argument text -> JSON arguments
 
 
-def _call(tool: ToolSpec, bare: bool) -> p.Parser:
+def _call(tool: ToolSpec, bare: bool, ends: tuple[str, ...] = ()) -> p.Parser:
     """``name(kwargs)``, complete only at its ``)``.
 
     The name is reported once the first ``keyword=`` (or the ``)`` of an empty call) shows this is a call in our
@@ -122,16 +123,18 @@ def _call(tool: ToolSpec, bare: bool) -> p.Parser:
     name = p.atomic(p.tag(tags.TOOL_NAME, p.literal(tool.name)) + "(" + p.peek(p.space() + first))
     arguments = p.tag(tags.TOOL_ARGS, keyword_arguments(tagged=False, bare=bare))
     body = name + p.commit() + p.space() + arguments + p.space() + ")"
-    # Committed at the name: kept as it stood if the rest breaks. The lookahead makes no call node at all where the
-    # output ends before a name (a list broken off after its comma).
-    return p.peek(p.literal(tool.name)) + p.recover(p.tag(tags.TOOL, body))
+    # Committed at the name: kept as it stood if the rest breaks (the rest, up to the call's ")" or one of ``ends``,
+    # is left out with a warning). The lookahead makes no call node at all where the output ends before a name (a
+    # list broken off after its comma).
+    return p.peek(p.literal(tool.name)) + recover_call(p.tag(tags.TOOL, body), ends, balanced=PYTHON)
 
 
 def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicParser:
     """The pythonic call parser for the request's tools, in the layout ``tools`` learned and the common ones."""
     bare = tools.pythonic.quote == ""
     wrapper = split_wrapper(tools.format)
-    call = p.choice(*(_call(tool, bare) for tool in request.tools))
+    ends = (FENCE, *(m for pair in (*COMMON_WRAPPERS, (wrapper.open, wrapper.close)) for m in pair if m))
+    call = p.choice(*(_call(tool, bare, ends) for tool in request.tools))
     sep = p.space() + p.optional(p.choice(",", ";")) + p.space()
     calls = call + p.zero_or_more(sep + call) + p.optional(p.space() + ",")
     listed = p.literal("[") + p.space() + p.optional(calls) + p.space() + p.choice("]", p.end())

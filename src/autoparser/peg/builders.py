@@ -213,18 +213,22 @@ def recover(
     p: Parser | str,
     *,
     rest: tuple[str, ...] | list[str] | None = None,
-    balanced: bool = False,
+    balanced: str = "",
+    quotes: str = '"',
     closers: tuple[str, ...] | list[str] = (),
     rest_tag: str = "rest",
 ) -> Parser:
     """``p``, kept as it stood on its longest viable prefix if it fails after a :func:`commit` (see
     :class:`~.nodes.Recover`): once a stream has announced a structure, a complete parse keeps it. With ``rest``
-    (stop strings; ``balanced``: also the bracket closing what was open) the rest of a broken structure is skipped
-    into a node tagged ``rest_tag``, then its ``closers`` are consumed where they follow."""
+    (stop strings; ``balanced``: opening brackets, ``"{["``, whose closing one also ends the rest; strings quoted
+    with ``quotes`` are skipped) the rest of a broken structure is skipped into a node tagged ``rest_tag``, then its
+    ``closers`` are consumed where they follow."""
     if rest is not None and any(not stop for stop in rest):
         raise GrammarError("recover(): rest stops must be non-empty strings")
+    if any(b not in "{[(" for b in balanced) or any(q not in "\"'" for q in quotes):
+        raise GrammarError(f"recover(): unsupported brackets {balanced!r} or quotes {quotes!r}")
     stops = None if rest is None else tuple(sorted(set(rest), key=len, reverse=True))
-    return Recover(coerce(p), stops, balanced, tuple(c for c in closers if c), rest_tag)
+    return Recover(coerce(p), stops, balanced, quotes, tuple(c for c in closers if c), rest_tag)
 
 
 def atomic(p: Parser | str) -> Parser:

@@ -860,64 +860,74 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
 _CLOSING = {"}": "{", "]": "["}
 
 
+_PAIRS = {"{": "}", "[": "]", "(": ")"}
+
+
 def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, int], tuple[int, int]]:
     """After a recovery of ``node`` ending at ``end``: skip the broken structure's rest (a node tagged
     ``node.rest_tag``), then consume its closers (see :class:`~.nodes.Recover`)."""
     stops = node.rest or ()
-    tag, closers, balanced = node.rest_tag, node.closers, node.balanced
+    tag, closers = node.rest_tag, node.closers
+    openers = frozenset(node.balanced)
+    closing = {_PAIRS[b] for b in node.balanced}
+    quotes = frozenset(node.quotes)
     pattern = re.compile("|".join(map(re.escape, stops))) if stops else None
     partial_stop = _partial_end_pattern(stops)
     longest = max(map(len, stops), default=1)
 
-    def brackets(text: str, start: int, stop: int, depth: int, quoted: bool) -> tuple[int, int, bool, int]:
-        """Scan ``text[start:stop]`` for brackets outside double-quoted strings, from ``depth`` open ones: the index
-        just after the bracket that closes the last one (-1: none), the depth and the quoting where it stopped, and
+    def brackets(text: str, start: int, stop: int, open_: str, quote: str) -> tuple[int, str, str, int]:
+        """Scan ``text[start:stop]`` from the open brackets ``open_`` (and the open quote ``quote``, "" if none):
+        where the rest ends (just after the bracket closing the first one, or before a bracket closing an
+        enclosing structure; -1: not in this stretch), the brackets and quote open where the scan stopped, and
         where to resume (past ``stop`` when an escape there continues beyond it)."""
+        stack = list(open_)
         i = start
         while i < stop:
             char = text[i]
-            if quoted:
+            if quote:
                 if char == "\\":
                     i += 2
                     continue
-                if char == '"':
-                    quoted = False
-            elif char == '"':
-                quoted = True
-            elif char in "{[":
-                depth += 1
-            elif char in "}]" and depth > 0:
-                depth -= 1
-                if depth == 0:
-                    return i + 1, depth, quoted, i + 1
+                if char == quote:
+                    quote = ""
+            elif char in quotes:
+                quote = char
+            elif char in openers:
+                stack.append(char)
+            elif char in closing and stack:
+                if _PAIRS[stack[-1]] != char:
+                    return i, "".join(stack), quote, i  # it closes something the structure is inside of
+                stack.pop()
+                if not stack:
+                    return i + 1, "", quote, i + 1
             i += 1
-        return -1, depth, quoted, i
+        return -1, "".join(stack), quote, i
 
     def skip(st: _State, match: Matcher, pos: int, end: int) -> tuple[int, int]:
         text, n = st.text, st.n
         key = ("rest", uid, pos, end)
         known = st.scans.get(key) if st.partial else None
-        if known is not None:  # what a shorter input scanned: no stop before it, no closing bracket
-            depth, quoted, scanned = known
+        if known is not None:  # what a shorter input scanned: no stop before it, nothing closed
+            open_, quote, scanned = known
         else:
-            depth, quoted, scanned = 0, False, end
-            if balanced:
-                _, depth, quoted, _ = brackets(text, pos, end, 0, False)
+            open_, quote, scanned = "", "", end
+            if openers:
+                _, open_, quote, _ = brackets(text, pos, end, "", "")
         hit = -1
         if pattern is not None:
             found = pattern.search(text, max(end, scanned - longest + 1))
             hit = found.start() if found is not None else -1
         limit = hit if hit >= 0 else n
         stop, resume = -1, limit
-        if balanced and depth > 0:
-            stop, depth, quoted, resume = brackets(text, max(scanned, end), limit, depth, quoted)
+        if open_:
+            stop, open_, quote, resume = brackets(text, max(scanned, end), limit, open_, quote)
         if stop < 0 and hit >= 0:
             stop = hit
         status = OK
         if stop < 0:
             stop = n
             if st.partial:
-                st.scans[key] = (depth, quoted, max(resume, n))
+                st.scans[key] = (open_, quote, max(resume, n))
                 cut = partial_stop(text, max(end, n - longest + 1)) if stops else None
                 if cut is not None:
                     stop = cut.start()
@@ -987,7 +997,7 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
         n.end += pos
         n._source = st.source
         n.settled = settled
-        if n.is_partial:
+        if n.is_partial and not n.broken:  # (a node an inner recovery broke keeps how it broke)
             n.broken = True
             n.cut_off = cut_off
         stack.extend(n.children)

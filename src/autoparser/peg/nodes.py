@@ -286,14 +286,16 @@ class Recover(Parser):
     (GBNF, Lark) are unaffected: recovery is leniency of the parser, not part of the language.
 
     ``rest`` (None: no resynchronisation): after a recovery, the rest of the broken structure is skipped up to the
-    first of these stop strings, or — with ``balanced`` — up to the bracket that closes what the structure had
-    left open (``{``/``[`` outside JSON strings, counted from its start), whichever comes first, or the end of the
-    input; the skipped text becomes one AST node tagged ``rest_tag``. Then ``closers`` (the structure's end
-    markers) are consumed in order where they follow, each after optional whitespace."""
+    first of these stop strings, or — with ``balanced``, the opening brackets to count (``"{["``) — up to the
+    bracket that closes what the structure had left open (counted from its start, outside strings quoted with
+    ``quotes``; a closing bracket of an enclosing structure ends the rest before it), whichever comes first, or
+    the end of the input; the skipped text becomes one AST node tagged ``rest_tag``. Then ``closers`` (the
+    structure's end markers) are consumed in order where they follow, each after optional whitespace."""
 
     child: Parser
     rest: tuple[str, ...] | None = None
-    balanced: bool = False
+    balanced: str = ""
+    quotes: str = '"'
     closers: tuple[str, ...] = ()
     rest_tag: str = "rest"
 

@@ -38,6 +38,7 @@ from ..grammar import FormatGrammar, Trigger, json_answer, reasoning_after_promp
 from ..markers import core
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
+from ..resync import recover_call
 from ..schema_types import accepts_string, non_string_part, only_string, string_part
 from ..tagged_values import json_value_tag
 
@@ -94,7 +95,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     # The format is known from the template source, so calls are parsed even if the analysis missed the markers.
     if request.tools_enabled:
         m = _markup(analysis)
-        call = _call(request, m.invoke_prefix, m.name_end, m.invoke_end, m.param_prefix, m.param_end)
+        call = _call(request, m, m.invoke_prefix, m.name_end, m.invoke_end, m.param_prefix, m.param_end)
         calls = call + p.zero_or_more(p.space() + call)
         # The section's end tag is optional: calls stay calls when the model stops (or goes astray) after one.
         section = p.space() + p.literal(m.section_start) + p.space() + calls + p.space() + p.optional(m.section_end)
@@ -116,7 +117,13 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
 
 
 def _call(
-    request: ParseRequest, invoke_prefix: str, name_end: str, invoke_end: str, param_prefix: str, param_end: str
+    request: ParseRequest,
+    m: _Markup,
+    invoke_prefix: str,
+    name_end: str,
+    invoke_end: str,
+    param_prefix: str,
+    param_end: str,
 ) -> p.Parser:
     """One ``invoke`` element, tagged TOOL from its start tag through its end tag: of a known tool, or of one the
     request does not declare (marked, see undeclared.py; its parameters are typed by their attributes only)."""
@@ -132,7 +139,9 @@ def _call(
     alternatives += undeclared.alternative(request, opening + _arguments(None, param_prefix, param_end))
     # committed at its first parameter's name (see _arguments): kept as it stood if the rest breaks
     closing = p.space() + p.literal(invoke_end) + p.commit()  # a call without parameters commits here
-    return p.recover(p.tag(tags.TOOL, p.choice(*alternatives) + closing))
+    # (the rest of a broken call, up to its end tag or the next call, is left out with a warning)
+    stops = (invoke_end, invoke_prefix, m.section_start, m.section_end)
+    return recover_call(p.tag(tags.TOOL, p.choice(*alternatives) + closing), stops, closers=(invoke_end,))
 
 
 def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str) -> p.Parser:

@@ -19,6 +19,7 @@ from .. import tags, undeclared
 from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers
 from ..grammar import FormatGrammar, Trigger, json_answer
 from ..request import ParseRequest, ToolSpec
+from ..resync import JSON, recover_call
 
 __all__ = ["build", "grammar"]
 
@@ -42,7 +43,8 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
         other_head = p.atomic(p.literal(SEPARATOR) + other + other_name + p.space())
         body = p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
         call = p.tag(tags.TOOL, p.choice(head, *undeclared.alternative(request, other_head)) + body)
-        items.append(p.recover(call))  # committed at the name: kept as it stood if the arguments break
+        # Committed at the name: kept as it stood if the arguments break (their rest is left out, with a warning).
+        items.append(recover_call(call, [SEPARATOR, *end_of_turn_markers(analysis)], balanced=JSON))
         items.append(p.tag(tags.UNPARSED, p.literal(SEPARATOR)))
     else:
         items.append(p.literal(SEPARATOR))  # a recipient header when no tools were offered: markup

@@ -26,6 +26,7 @@ from .. import tags, undeclared
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar
 from ..request import ParseRequest
+from ..resync import JSON, recover_call
 
 __all__ = ["args_to_json", "build", "grammar"]
 
@@ -54,7 +55,10 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     stops = [TURN_END, RESPONSE_START]
     if use_tools:
         # Whitespace after a call is formatting between calls, not content.
-        items.append(p.recover(p.tag(tags.TOOL, _call(request))) + p.space())
+        # The rest of a broken call, up to its end marker (or the dict's closing brace), is left out with a warning.
+        ends = (CALL_END, CALL_START, TURN_END, RESPONSE_START, CHANNEL_START)
+        call = recover_call(p.tag(tags.TOOL, _call(request)), ends, balanced=JSON, closers=(CALL_END,))
+        items.append(call + p.space())
         items.append(p.tag(tags.UNPARSED, p.literal(CALL_START)))
         stops.append(CALL_START)
     if extract:

@@ -40,6 +40,7 @@ from .. import tags, undeclared
 from ..assemble import GeneratedParser
 from ..grammar import FormatGrammar, Trigger
 from ..request import ParseRequest
+from ..resync import JSON, recover_call
 
 __all__ = ["build", "grammar"]
 
@@ -105,7 +106,9 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     header = _header(_recipient(FUNCTIONS + name), _channel())
     args = p.tag(tags.TOOL_ARGS, p.json_object())
     opening = p.atomic(header + p.space() + p.peek("{")) + p.commit()  # kept as it stood if the rest breaks
-    return p.recover(p.tag(tags.TOOL, opening + args + p.space() + _end_of_message()))
+    # (the rest of a broken call, up to its end marker or the next message, is left out with a warning)
+    call = p.tag(tags.TOOL, opening + args + p.space() + _end_of_message())
+    return recover_call(call, (*END_MARKERS, START, CHANNEL), balanced=JSON, closers=(CALL,))
 
 
 def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:

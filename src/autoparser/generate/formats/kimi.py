@@ -32,6 +32,7 @@ from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
 from ..reasoning import prefill
 from ..request import ParseRequest, ToolSpec
+from ..resync import JSON, recover_call
 
 __all__ = ["build", "grammar"]
 
@@ -57,7 +58,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items: list[p.Parser] = []
     stops = list(triggers)
     if use_tools:
-        section, calls = _sections(request)
+        section, calls = _sections(request, end_of_turn_markers(analysis))
         items += [section, calls]
     if reasoning:
         items.append(flex(THINK_END))  # a close after calls made inside the thinking block is markup, not text
@@ -88,15 +89,16 @@ def _reasoning_block(triggers: list[str]) -> p.Parser:
     return flex(THINK_START) + text + p.choice(flex(THINK_END), p.eps())
 
 
-def _sections(request: ParseRequest) -> tuple[p.Parser, p.Parser]:
-    """A section (begin marker, calls, optional end marker) and bare calls (the section markers left out)."""
-    call = _call(request)
+def _sections(request: ParseRequest, ends: list[str]) -> tuple[p.Parser, p.Parser]:
+    """A section (begin marker, calls, optional end marker) and bare calls (the section markers left out); ``ends``:
+    the end-of-turn markers (the rest of a broken call stops there too)."""
+    call = _call(request, ends)
     calls = call + p.zero_or_more(p.space() + call) + p.choice(flex(SECTION_END), p.eps())
     section = flex(SECTION_BEGIN) + p.choice(calls, flex(SECTION_END))
     return section, calls
 
 
-def _call(request: ParseRequest) -> p.Parser:
+def _call(request: ParseRequest, ends: list[str]) -> p.Parser:
     """One call. Its node spans the end marker when there is one, so while the marker may still arrive the call
     stays incomplete; anything else after the arguments also ends it (models drop the marker). A tool the request
     does not declare is read too, and marked (see undeclared.py)."""
@@ -104,7 +106,9 @@ def _call(request: ParseRequest) -> p.Parser:
     heads = p.choice(*declared, *undeclared.alternative(request, _undeclared_head(request.tools)))
     args = p.choice(p.tag(tags.TOOL_ARGS, p.json()), p.peek(p.space() + CALL_END))  # `{}` may be left out
     body = flex(CALL_BEGIN) + heads + p.commit() + p.space() + args + p.choice(flex(CALL_END), p.eps())
-    return p.recover(p.tag(tags.TOOL, body))  # committed at the head: kept as it stood if the rest breaks
+    # Committed at the head: kept as it stood if the rest breaks; the rest, up to the call's end, is left out.
+    stops = (CALL_END, CALL_BEGIN, SECTION_END, SECTION_BEGIN, THINK_END, *ends)
+    return recover_call(p.tag(tags.TOOL, body), stops, balanced=JSON, closers=(CALL_END,))
 
 
 _INDEX = p.optional(":" + p.chars("[0-9]"))

@@ -33,7 +33,7 @@ from ..grammar import FormatGrammar
 from ..markers import core, flex
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
-from .minimax_m3_args import NS, arguments_to_json
+from .minimax_m3_args import NS, arguments_to_json, close_elements
 
 __all__ = [
     "EOS",
@@ -158,6 +158,12 @@ class _ArgumentsConverter:
     def __call__(self, name: str, text: str) -> str:
         tool = self._tools.get(name)
         return arguments_to_json(text, tool.parameters if tool is not None else {})
+
+    @staticmethod
+    def close(text: str) -> tuple[int, str]:
+        """For a call that broke off: the part of its argument text to keep, and the end tags that close it (the
+        mapper's repair of broken arguments, see mapper._repaired_conversion)."""
+        return close_elements(text)
 
 
 def grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:

@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 
 from ...peg.json_schema import resolve_local_ref
 
-__all__ = ["NS", "arguments_to_json"]
+__all__ = ["NS", "arguments_to_json", "close_elements"]
 
 NS = "]<]minimax[>["
 _NS = re.escape(NS)
@@ -74,6 +74,36 @@ def arguments_to_json(text: str, parameters: Mapping[str, Any]) -> str:
         if isinstance(value, dict):
             return _dump(value)
     return _dump(_Reader(text, _Schemas(parameters)).read())
+
+
+_TAG = re.compile(rf"(?:{_NS})?<(/?)([^<>/\s][^<>\n]*)>")
+
+
+def close_elements(text: str) -> tuple[int, str]:
+    """For the arguments of a call that broke off: how much of ``text`` to keep (up to an end tag that closes no
+    open element, and without a tag cut off at the end) and the end tags that close the elements left open there,
+    innermost first (with the namespace token where the text uses it)."""
+    tokened = NS in text
+    stack: list[str] = []
+    for tag in _TAG.finditer(text):
+        if tokened and not tag.group(0).startswith(NS):
+            continue  # (with the token, a tag without it is text of a value)
+        name = tag.group(2).strip()
+        if tag.group(1):
+            if not stack or stack[-1] != name:
+                keep = tag.start()  # an end tag that closes nothing open: the arguments broke here
+                break
+            stack.pop()
+        else:
+            stack.append(name)
+    else:
+        keep = len(text)
+        lt = text.rfind("<")
+        if lt > text.rfind(">"):
+            keep = lt - len(NS) if text.startswith(NS, lt - len(NS)) else lt  # a tag cut off
+        keep = min(keep, next((len(text) - k for k in range(len(NS) - 1, 0, -1) if text.endswith(NS[:k])), keep))
+    prefix = NS if tokened else ""
+    return keep, "".join(f"{prefix}</{name}>" for name in reversed(stack))
 
 
 # --- schemas -----------------------------------------------------------------------------------------------------

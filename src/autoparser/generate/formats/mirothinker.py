@@ -42,6 +42,7 @@ from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
 from ..reasoning import extracts_reasoning, prefill, reasoning_block
 from ..request import ParseRequest, ToolSpec
+from ..resync import JSON, recover_call
 
 __all__ = ["build", "grammar"]
 
@@ -105,7 +106,9 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     name = p.atomic(p.literal(TOOL_START) + p.space() + p.choice(*names) + p.space() + TOOL_END)
     arguments = p.tag(tags.TOOL_ARGS, p.json())
     body = p.optional(server) + p.space() + name + flex(ARGS_START) + p.commit() + arguments
-    return p.recover(p.tag(tags.TOOL, body + p.optional(p.space() + ARGS_END)))
+    call = p.tag(tags.TOOL, body + p.optional(p.space() + ARGS_END))
+    stops = (ARGS_END, BLOCK_END, BLOCK_START, THINK_END)  # the rest of a broken call ends at its markup
+    return recover_call(call, stops, balanced=JSON, closers=(ARGS_END,))
 
 
 # --- grammar -------------------------------------------------------------------------------------------------------
