@@ -821,9 +821,11 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         nodes = st.nodes
-        if skip is not None and st.partial:
-            # A recovery found by a shorter partial input is final (a FAIL in partial mode is): reuse it, so a stream
-            # waiting for the end of a broken structure's rest does not recover it again on every feed.
+        if skip is not None:
+            # A recovery found by a shorter partial input is final (a FAIL in partial mode is, and it broke before
+            # that input's end): reuse it, so a stream waiting for the end of a broken structure's rest does not
+            # recover it again on every feed, nor differently at the end (a session's failure positions may be
+            # incomplete, see ParseSession).
             known = st.scans.get((uid, pos))
             if known is not None:
                 end, found, commits = known
