@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -474,7 +475,7 @@ def _repaired_conversion(convert_args: Callable[[str, str], str], name: str, tex
     MiniMax-M3's closes open elements), tried at the end and then back at the ends of complete elements; ``{}``
     when no prefix reads. Such arguments are held back until the call is final, so any deterministic choice
     streams."""
-    body = text.rstrip(WHITESPACE)
+    body = _without_cut_token(text.rstrip(WHITESPACE))
     close = getattr(convert_args, "close", None)
     tries: list[tuple[int, str]] = []
     if close is not None:
@@ -503,6 +504,34 @@ def _repaired_conversion(convert_args: Callable[[str, str], str], name: str, tex
             return found
     left = text.strip(WHITESPACE)
     return JsonArguments("{}", [f"could not be read; left out: {left!r}"] if left else [], True)
+
+
+_CUT_LITERAL = re.compile(r"[A-Za-z0-9_.+-]+\Z")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_KEYWORDS = ("true", "false", "null", "True", "False", "None")
+
+
+def _without_cut_token(text: str) -> str:
+    """A cut-off argument text without what no value can be made of: a quote token cut off (``<|"`` of Gemma's
+    ``<|"|>``), or — outside quotes — a literal cut off (``tr`` of ``true``, ``-`` or ``1.`` of a number), which
+    would otherwise be read as a string (a value of another type is never shown before it is complete)."""
+    for k in range(len(_QUOTES[0]) - 1, 0, -1):
+        if text.endswith(_QUOTES[0][:k]):
+            return text[:-k]
+    literal = _CUT_LITERAL.search(text)
+    if literal is None or _quote_at_end(text):
+        return text
+    word = literal.group()
+    if word in _KEYWORDS or _NUMBER.match(word) or not (
+        any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
+    ):
+        return text
+    return text[: literal.start()]
+
+
+def _quote_at_end(text: str) -> bool:
+    closers = _closers(text)
+    return closers[:1] in ('"', "'", "<")
 
 
 def _closers(text: str) -> str:
@@ -594,9 +623,9 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
             if not value_done:
                 open_value = value
         elif value_done:
-            parts.append(key + decode_value(value.tag, value.text))
+            parts.append(key + _clean_value(decode_value(value.tag, value.text), key_name, notes))
         elif broken and (cut := decode_cut_value(value.tag, value.text)) is not None:
-            parts.append(key + cut)  # typed by the schema, as far as it got
+            parts.append(key + _clean_value(cut, key_name, notes))  # typed by the schema, as far as it got
         else:
             if broken:
                 shown = value.text.strip(WHITESPACE)
@@ -608,4 +637,19 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
     if complete or broken:
         text += ('"' if open_value is not None else "") + "}"
         open_value = None
-    return _Tagged(text, notes, repaired, open_value)
+    return _Tagged(text, notes, repaired or any("duplicate" in n for n in notes), open_value)
+
+
+_WRAP = '{"": '
+
+
+def _clean_value(value: str, name: str, notes: list[str]) -> str:
+    """A tagged value that is a JSON object or array as JSON arguments are shown (:mod:`.json_args`): raw control
+    characters in its strings escaped, the first of two equal keys kept (noted)."""
+    if value[:1] not in "{[":
+        return value
+    found = read_json_arguments(_WRAP + value + "}")
+    if not found.text.startswith(_WRAP) or not found.text.endswith("}"):
+        return value  # (not reached: the value is JSON)
+    notes += [f"in argument {name!r}: {note}" for note in found.notes]
+    return found.text[len(_WRAP) : -1]

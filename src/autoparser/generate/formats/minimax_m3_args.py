@@ -84,26 +84,33 @@ def close_elements(text: str) -> tuple[int, str]:
     open element, and without a tag cut off at the end) and the end tags that close the elements left open there,
     innermost first (with the namespace token where the text uses it)."""
     tokened = NS in text
-    stack: list[str] = []
+    stack: list[tuple[str, int]] = []  # open elements: name, where the start tag starts
+    last_end = 0
+    childless = False  # the innermost open element has nothing but (maybe) text yet
     for tag in _TAG.finditer(text):
         if tokened and not tag.group(0).startswith(NS):
             continue  # (with the token, a tag without it is text of a value)
         name = tag.group(2).strip()
         if tag.group(1):
-            if not stack or stack[-1] != name:
+            if not stack or stack[-1][0] != name:
                 keep = tag.start()  # an end tag that closes nothing open: the arguments broke here
                 break
             stack.pop()
+            childless = False
         else:
-            stack.append(name)
+            stack.append((name, tag.start()))
+            childless = True
+        last_end = tag.end()
     else:
         keep = len(text)
         lt = text.rfind("<")
         if lt > text.rfind(">"):
             keep = lt - len(NS) if text.startswith(NS, lt - len(NS)) else lt  # a tag cut off
         keep = min(keep, next((len(text) - k for k in range(len(NS) - 1, 0, -1) if text.endswith(NS[:k])), keep))
+        if stack and childless and not text[last_end:keep].strip(_SPACE):
+            keep = stack.pop()[1]  # an element opened but empty when the text stopped: no value yet
     prefix = NS if tokened else ""
-    return keep, "".join(f"{prefix}</{name}>" for name in reversed(stack))
+    return keep, "".join(f"{prefix}</{name}>" for name, _ in reversed(stack))
 
 
 # --- schemas -----------------------------------------------------------------------------------------------------

@@ -1,0 +1,310 @@
+"""Never hand a client something it cannot use (issue 19 §3), on every bundled template that writes tool calls.
+
+* A call the parser committed to stays a call (a stream announced it), and whatever happened to it its arguments
+  are a JSON object that ``json.loads`` reads, without duplicate keys; ``ToolCall.status`` says whether they are
+  complete, cut off or repaired. The rest of a broken call is left out with a warning: the text of one call is never
+  split between the call and the content.
+* Two arguments with one name: the first wins, with a warning (a stream sent the first before the second came).
+* A value cut off is typed by its schema (``3`` of an integer parameter is ``3``, not ``"3"``), in parse() and
+  in the stream.
+
+The calls are the templates' own renderings (helpers.rendered_call); the property tests cut every output of
+tests/support/outputs.py at every position and damage it with tests/robustness/mutations.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from autoparser import CallStatus, ChatTemplate, MessageDelta, ToolCall, ToolCallDelta, bundled_templates, merge_deltas
+from autoparser.message import apply_deltas
+
+from ..robustness.mutations import mutants, truncations
+from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks
+from ..support.outputs import all_outputs, chat
+from .helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
+
+USER = [{"role": "user", "content": "What is the weather?"}]
+PAYLOAD = "Zanzibar"
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+TOOL = function_tool("get_weather", CITY, "Weather lookup")
+
+
+def _call_templates() -> list[str]:
+    """The templates that render a call of TOOL whose text holds its arguments."""
+    names = []
+    for name in bundled_templates():
+        text = rendered_call(ChatTemplate.load(name), USER, [TOOL], "get_weather", {"city": PAYLOAD})
+        if text is not None:
+            names.append(name)
+    return names
+
+
+CALL_TEMPLATES = _call_templates()
+
+
+def _chat(name: str) -> Any:
+    return ChatTemplate.load(name).apply(USER, tools=[TOOL], reasoning_format="auto")
+
+
+def _rendered(name: str, arguments: dict[str, Any]) -> str:
+    text = rendered_call(ChatTemplate.load(name), USER, [TOOL], "get_weather", arguments)
+    assert text is not None
+    return text
+
+
+def test_enough_templates() -> None:
+    assert len(CALL_TEMPLATES) >= 45, CALL_TEMPLATES
+
+
+# --- the issue's example -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B"])
+def test_invalid_json_arguments_give_a_repaired_call_and_no_split_text(name: str) -> None:
+    """`{invalid json}` after a committed name (the issue's GigaChat 3 example): the call stays, with the arguments
+    that could be read (none: ``{}``), repaired; the text of the call from where it broke to its closing brace is
+    in a warning, not in the content."""
+    text = _rendered(name, {"city": PAYLOAD}).replace('{"city": "Zanzibar"}', "{invalid json}")
+    params = ChatTemplate.load(name).apply(USER, tools=[TOOL])
+    message = params.parse(text)
+    assert [(c.name, c.arguments, c.status) for c in message.tool_calls] == [("get_weather", "{}", "repaired")]
+    assert message.content == ""
+    assert any("invalid json}}" in w.message for w in message.warnings)
+    streamed = stream_char_by_char(params, text)
+    assert same_message(streamed, message)
+    assert check_stream(params, list(text), message) == []
+
+
+# --- one rule for every format: cut off, malformed -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CALL_TEMPLATES)
+def test_a_call_cut_off_inside_a_value_is_closed_and_cut_off(name: str) -> None:
+    """The output ends inside the string value: the call keeps what arrived, closed into JSON, in every format
+    (JSON envelopes, tagged arguments, pythonic calls, Gemma's and MiniMax-M3's syntaxes)."""
+    call = _rendered(name, {"city": PAYLOAD})
+    params = _chat(name)
+    cut = call[: call.index(PAYLOAD) + 4]
+    message = params.parse(cut)
+    found = [(c.name, c.arguments, c.status) for c in message.tool_calls]
+    assert found == [("get_weather", '{"city": "Zanz"}', "cut_off")]
+    assert message.warnings
+    assert same_message(stream_char_by_char(params, cut), message)
+
+
+@pytest.mark.parametrize("name", CALL_TEMPLATES)
+def test_a_complete_call_is_complete(name: str) -> None:
+    message = _chat(name).parse(_rendered(name, {"city": PAYLOAD}))
+    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "complete")]
+
+
+@pytest.mark.parametrize("name", CALL_TEMPLATES)
+def test_damage_inside_a_call_repairs_it_without_splitting_its_text(name: str) -> None:
+    """A character no syntax allows right after the value's opening (``\\x01`` is not even a JSON token): where the
+    call committed before it, the call stays, repaired, and the rest of the call is not content."""
+    call = _rendered(name, {"city": PAYLOAD})
+    at = call.index(PAYLOAD)
+    damaged = call[:at] + "\\x" + call[at:]  # an invalid JSON escape; text in other syntaxes
+    params = _chat(name)
+    message = params.parse(damaged)
+    assert argument_failures(message) == []
+    for found in message.tool_calls:
+        assert found.status in ("complete", "repaired"), found
+        if found.status == "repaired":
+            assert PAYLOAD not in message.content  # the rest of the call went to a warning, with the payload
+            assert PAYLOAD in kept_text(message)
+    assert same_message(stream_char_by_char(params, damaged), message)
+
+
+# --- property tests over every template's outputs -------------------------------------------------------------------
+
+CALL_OUTPUTS = [o for o in all_outputs() if o.calls]
+
+
+@pytest.mark.parametrize("template", sorted({o.template for o in CALL_OUTPUTS}))
+def test_every_truncation_gives_usable_calls(template: str) -> None:
+    """Every call output cut at every position: every call's arguments are a JSON object without duplicate keys,
+    a call that is not complete comes with a warning, and a cut-off call's arguments are a prefix of the complete
+    ones, closed. The stream ends equal to parse() (every 7th cut, random chunks)."""
+    params = chat(template)
+    problems = []
+    for output in (o for o in CALL_OUTPUTS if o.template == template):
+        complete = [c.arguments for c in params.parse(output.text).tool_calls]
+        for mutant in truncations(output):
+            message = params.parse(mutant.text)
+            failures = argument_failures(message)
+            for index, found in enumerate(message.tool_calls):
+                same = index < len(complete) and found.name == output.calls[index].name
+                if found.status == "cut_off" and same and not closed_prefix(found.arguments, complete[index]):
+                    failures.append(f"{found.arguments!r} is not a closed prefix of {complete[index]!r}")
+            if len(mutant.text) % 7 == 0:
+                failures += check_stream(params, random_chunks(mutant.text, len(mutant.text)), message)
+            problems += [f"{mutant.label}: {f}" for f in failures]
+    assert not problems, "\n".join(problems[:10])
+
+
+@pytest.mark.parametrize("template", sorted({o.template for o in CALL_OUTPUTS}))
+def test_every_damage_gives_usable_calls(template: str) -> None:
+    """Seeded damage (marker damage, sentinels, hostile characters, broken JSON; another seed than the fuzz test,
+    more mutants): P4, every call usable, and the promises of the fuzz test."""
+    params = chat(template)
+    problems = []
+    for output in (o for o in CALL_OUTPUTS if o.template == template):
+        for mutant in mutants(output, 19, 6):
+            message, failures = check_parse(params, mutant.text, words=mutant.words)
+            if message is not None:
+                failures += check_stream(params, random_chunks(mutant.text, 19), message)
+            problems += [f"{mutant.label}: {f}" for f in failures]
+    assert not problems, "\n".join(problems[:10])
+
+
+# --- duplicate keys ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CALL_TEMPLATES)
+def test_a_repeated_argument_keeps_the_first_with_a_warning(name: str) -> None:
+    """The template renders a call with a second argument, renamed to the first one's name afterwards: every format
+    returns the first value, the second in a warning, and the stream agrees."""
+    text = _rendered(name, {"city": PAYLOAD, "zzdup": "Timbuktu"}).replace("zzdup", "city")
+    params = _chat(name)
+    message = params.parse(text)
+    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "repaired")]
+    assert any("Timbuktu" in w.message for w in message.warnings)
+    assert argument_failures(message) == []
+    assert same_message(stream_char_by_char(params, text), message)
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("Qwen-Qwen2.5-7B-Instruct", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "A", "o": '
+         '{"k": 1, "k": {"x": [1]}}, "city": "B"}}\n</tool_call>'),
+        ("meta-llama-Llama-3.1-8B-Instruct", '{"name": "get_weather", "parameters": {"o": {"k": 1, "k": 2}}}'),
+        ("Qwen3.5-4B", "<tool_call>\n<function=get_weather>\n<parameter=o>\n{\"k\": 1, \"k\": 2}\n</parameter>\n"
+         "</function>\n</tool_call>"),
+    ],
+)
+def test_duplicate_keys_at_any_depth(name: str, call: str) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "o": {"type": "object"}}}
+    params = ChatTemplate.load(name).apply(USER, tools=[function_tool("get_weather", schema)])
+    message = params.parse(call)
+    assert argument_failures(message) == []
+    assert [c.status for c in message.tool_calls] == ["repaired"]
+    arguments = json.loads(message.tool_calls[0].arguments)
+    assert arguments["o"]["k"] == 1
+    assert arguments.get("city", "A") == "A"
+    assert sum("duplicate" in w.message for w in message.warnings) >= 1
+    assert same_message(stream_char_by_char(params, call), message)
+
+
+def test_issue_example_qwen_optional_parameter_twice() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "limit": {"type": "integer"}, "lang": {"type": "string"}},
+        "required": ["city"],
+    }
+    params = ChatTemplate.load("Qwen3.5-4B").apply(USER, tools=[function_tool("get_weather", schema)])
+    params_of = "".join(
+        f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in (("city", "Paris"), ("lang", "fr"), ("lang", "en"))
+    )
+    text = f"<tool_call>\n<function=get_weather>\n{params_of}</function>\n</tool_call>"
+    message = params.parse(text)
+    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Paris", "lang": "fr"}', "repaired")]
+    assert any("duplicate argument 'lang'" in w.message and "'en'" in w.message for w in message.warnings)
+
+
+# --- types of cut-off values --------------------------------------------------------------------------------------
+
+DAYS = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize("name", ["GLM-4.7-Flash", "GLM-4.6", "Qwen3.5-4B", "Qwen3-Coder", "deepseek-ai-DeepSeek-V3.2"])
+def test_a_cut_off_integer_is_an_integer_in_parse_and_stream(name: str) -> None:
+    """``…3`` at the end of the output, an integer parameter: 3 in parse() and in what the stream sent; the key is
+    not sent before its value (a stream holds a non-string value until it is complete, and its key with it)."""
+    tmpl = ChatTemplate.load(name)
+    tools = [function_tool("get_weather", DAYS)]
+    params = tmpl.apply(USER, tools=tools, reasoning_format="auto", enable_thinking=True)
+    text = _turn(tmpl, tools, params.generation_prompt, {"city": "Paris", "days": 35})
+    cut = text[: text.index("35") + 1]
+    message = params.parse(cut)
+    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Paris", "days": 3}', "cut_off")]
+    stream = params.stream()
+    deltas = [d for piece in cut for d in stream.feed(piece)]
+    assert not any('"days"' in part.arguments for d in deltas for part in d.tool_calls)  # not before its value
+    deltas += stream.finish()
+    assert apply_deltas(deltas).tool_calls[0].arguments == '{"city": "Paris", "days": 3}'
+    assert '"3"' not in "".join(part.arguments for d in deltas for part in d.tool_calls)
+    partial = params.parse(cut, partial=True)
+    assert [c.arguments for c in partial.tool_calls] == ['{"city": "Paris"']
+
+
+def _turn(tmpl: ChatTemplate, tools: list[dict[str, Any]], header: str, arguments: dict[str, Any]) -> str:
+    """What the model writes for a call, from the template's rendering of the assistant turn after the prompt's
+    generation ``header`` (where the history turn does not continue the prompt: GLM-4.7's prompt opens ``<think>``
+    and its history turns write only ``</think>``)."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps(arguments)}}
+    base = tmpl.apply(USER, tools=tools, add_generation_prompt=False, enable_thinking=True).prompt
+    turn = {"role": "assistant", "content": "", "tool_calls": [call]}
+    full = tmpl.apply([*USER, turn], tools=tools, add_generation_prompt=False, enable_thinking=True).prompt
+    assert full.startswith(base)
+    text = full[len(base) :]
+    shared = next(k for k in range(min(len(header), len(text)), -1, -1) if text[:k] == header[:k])
+    while shared and text[shared - 1] not in ">\n":  # (never inside a marker: `<` of `<think>` / `</think>`)
+        shared -= 1
+    return text[shared:]
+
+
+def test_a_cut_off_value_that_is_no_value_of_its_type_is_left_out() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "opts": {"type": "object"}}}
+    params = ChatTemplate.load("Qwen3-Coder").apply(USER, tools=[function_tool("get_weather", schema)])
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n<parameter=opts>\n{'a"
+    message = params.parse(text)
+    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Rome"}', "cut_off")]
+    assert any("{'a" in w.message for w in message.warnings)
+
+
+# --- the status flag -------------------------------------------------------------------------------------------------
+
+
+def test_status_is_not_part_of_the_wire_forms() -> None:
+    call = ToolCall("f", '{"a": 1}', "call_1", status=CallStatus.CUT_OFF)
+    assert "status" not in json.dumps(call.to_openai()) and "cut_off" not in json.dumps(call.to_openai())
+    assert call.to_hf() == ToolCall("f", '{"a": 1}', "call_1").to_hf()
+    assert CallStatus.CUT_OFF == "cut_off" and call == ToolCall("f", '{"a": 1}', "call_1")  # (not in equality)
+    only_status = MessageDelta(tool_calls=(ToolCallDelta(0, status=CallStatus.REPAIRED),))
+    assert only_status.to_openai() == {}  # nothing to send on the wire
+
+
+STATUS_TEMPLATES = ["Qwen3.5-4B", "Qwen-Qwen2.5-7B-Instruct", "google-gemma-4-31B-it", "moonshotai-Kimi-K2"]
+
+
+@pytest.mark.parametrize("name", STATUS_TEMPLATES)
+def test_the_stream_sends_each_status_once_with_the_last_fragment(name: str) -> None:
+    full = _rendered(name, {"city": PAYLOAD})
+    for text, status in ((full, "complete"), (full[: full.index(PAYLOAD) + 4], "cut_off")):
+        params = _chat(name)
+        stream = params.stream()
+        deltas = [d for piece in text for d in stream.feed(piece)] + stream.finish()
+        parts = [p for d in deltas for p in d.tool_calls]
+        with_status = [i for i, p in enumerate(parts) if p.status is not None]
+        assert len(with_status) == 1 and parts[with_status[0]].status == status
+        assert not any(p.arguments for p in parts[with_status[0] + 1 :])  # nothing after it
+        assert merge_deltas(deltas).tool_calls[0].status == status
+        assert apply_deltas(deltas).tool_calls[0].status == status
+        assert stream.message.tool_calls[0].status == status == params.parse(text).tool_calls[0].status
+
+
+def test_calls_still_arriving_are_cut_off_so_far() -> None:
+    params = _chat("Qwen3.5-4B")
+    text = _rendered("Qwen3.5-4B", {"city": PAYLOAD})
+    partial = params.parse(text[: text.index(PAYLOAD) + 4], partial=True)
+    assert [(c.arguments, c.status) for c in partial.tool_calls] == [('{"city": "Zanz', "cut_off")]
+    stream = params.stream()
+    for piece in text[: text.index(PAYLOAD) + 4]:
+        stream.feed(piece)
+    assert stream.message.tool_calls[0].status == "cut_off"
