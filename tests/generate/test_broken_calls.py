@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 
 from autoparser import CallStatus, ChatTemplate, MessageDelta, ToolCall, ToolCallDelta, bundled_templates, merge_deltas
+from autoparser.generate.reasoning import prefill
 from autoparser.message import apply_deltas
 
 from ..robustness.mutations import mutants, truncations
 from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks
+from ..support.grammar_check import all_accept, all_reject
 from ..support.outputs import all_outputs, chat
 from .helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
 
@@ -251,12 +253,22 @@ def _turn(tmpl: ChatTemplate, tools: list[dict[str, Any]], header: str, argument
     base = tmpl.apply(USER, tools=tools, add_generation_prompt=False, enable_thinking=True).prompt
     turn = {"role": "assistant", "content": "", "tool_calls": [call]}
     full = tmpl.apply([*USER, turn], tools=tools, add_generation_prompt=False, enable_thinking=True).prompt
+    plain = tmpl.apply(
+        [*USER, {"role": "assistant", "content": "END_MARK"}], tools=tools, add_generation_prompt=False
+    ).prompt
     assert full.startswith(base)
     text = full[len(base) :]
     shared = next(k for k in range(min(len(header), len(text)), -1, -1) if text[:k] == header[:k])
     while shared and text[shared - 1] not in ">\n":  # (never inside a marker: `<` of `<think>` / `</think>`)
         shared -= 1
-    return text[shared:]
+    text = text[shared:]
+    end_of_turn = plain.partition("END_MARK")[2]  # what the template writes after an answer
+    if end_of_turn.strip() and text.endswith(end_of_turn):
+        text = text[: -len(end_of_turn)]
+    reasoning = tmpl.analysis.reasoning
+    if prefill(header, reasoning) and reasoning.end.strip() not in text:
+        text = reasoning.end.strip() + "\n" + text  # the prompt opened a block (MiniMax-M2): a model closes it
+    return text
 
 
 def test_a_cut_off_value_that_is_no_value_of_its_type_is_left_out() -> None:
@@ -308,3 +320,68 @@ def test_calls_still_arriving_are_cut_off_so_far() -> None:
     for piece in text[: text.index(PAYLOAD) + 4]:
         stream.feed(piece)
     assert stream.message.tool_calls[0].status == "cut_off"
+
+
+# --- grammars: a parameter at most once ------------------------------------------------------------------------------
+
+
+def _tagged_templates() -> list[str]:
+    """Generic templates whose calls hold tagged arguments (their grammar builds the optional parameters)."""
+    return [
+        name
+        for name in bundled_templates()
+        if ChatTemplate.load(name).analysis.format == "generic"
+        and ChatTemplate.load(name).analysis.tools.format.mode.name == "TAG_WITH_TAGGED"
+    ]
+
+
+TAGGED = _tagged_templates()
+
+
+def _optional_tool(count: int) -> dict[str, Any]:
+    properties = {"city": {"type": "string"}, **{f"opt{i}": {"type": "integer"} for i in range(count)}}
+    return function_tool("get_weather", {"type": "object", "properties": properties, "required": ["city"]})
+
+
+def _grammar_case(name: str, count: int, arguments: dict[str, Any]) -> tuple[Any, str]:
+    tmpl = ChatTemplate.load(name)
+    tools = [_optional_tool(count)]
+    params = tmpl.apply(USER, tools=tools, reasoning_format="auto", enable_thinking=True)
+    return params, _turn(tmpl, tools, params.generation_prompt, arguments)
+
+
+def test_enough_tagged_templates() -> None:
+    assert {"Qwen3.5-4B", "GLM-4.7-Flash", "Qwen3-Coder"} <= set(TAGGED), TAGGED
+
+
+@pytest.mark.parametrize("name", TAGGED)
+def test_the_grammar_allows_no_parameter_twice(name: str) -> None:
+    """Qwen3.5's and GLM's grammars used to allow ``(limit | lang)*``: now an optional parameter comes at most
+    once (and the parser keeps the first where a model writes one twice anyway)."""
+    params, once = _grammar_case(name, 2, {"city": "Paris", "opt0": 1, "zzdup": 2})
+    assert not all_accept(params, once)  # (zzdup is not a parameter: the grammar is strict)
+    twice = once.replace("zzdup", "opt0")
+    assert all_reject(params, twice)
+    assert all_accept(params, _grammar_case(name, 2, {"city": "Paris", "opt0": 1, "opt1": 2})[1])
+    message = params.parse(twice)
+    assert json.loads(message.tool_calls[0].arguments) == {"city": "Paris", "opt0": 1}
+
+
+@pytest.mark.parametrize("name", TAGGED)
+def test_up_to_five_optional_parameters_in_any_order(name: str) -> None:
+    """llama.cpp's own tests write optional parameters in any order: with up to five, the grammar has a rule per
+    set of parameters already written, so every order is allowed, none twice."""
+    params, shuffled = _grammar_case(name, 5, {"city": "Paris", "opt3": 3, "opt0": 0, "opt4": 4, "opt1": 1})
+    assert all_accept(params, shuffled)
+    assert len((params.grammar or "").splitlines()) < 200
+
+
+@pytest.mark.parametrize("name", TAGGED)
+def test_more_optional_parameters_follow_the_schema_order(name: str) -> None:
+    """With more than five optional parameters the grammar stays linear: they come in the schema's order."""
+    params, ordered = _grammar_case(name, 7, {"city": "Paris", "opt1": 1, "opt5": 5, "opt6": 6})
+    assert all_accept(params, ordered)
+    _, reversed_ = _grammar_case(name, 7, {"city": "Paris", "opt5": 5, "opt1": 1})
+    assert all_reject(params, reversed_)
+    grammar = params.grammar or ""
+    assert grammar.count("opt6") <= 3, grammar  # each parameter written once (not once per subset)
