@@ -1,0 +1,111 @@
+"""The shown form of raw JSON arguments (generate/json_args.py): closable prefixes, first key wins, strict JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autoparser.generate.json_args import JsonView, read_json_arguments
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=10,
+)
+_OBJECTS = st.dictionaries(st.text(max_size=4), _VALUES, max_size=4)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    assert len({k for k, _ in pairs}) == len(pairs), pairs
+    return dict(pairs)
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_unique)
+
+
+def _shown(text: str, cuts: list[int] | None = None) -> tuple[str, JsonView]:
+    view = JsonView()
+    if not cuts:
+        return view.feed(text), view
+    pieces, at = [], 0
+    for cut in sorted(set(cuts)):
+        pieces.append(view.feed(text[at:cut]))
+        at = cut
+    pieces.append(view.feed(text[at:]))
+    return "".join(pieces), view
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_OBJECTS, indent=st.sampled_from([None, 1]), data=st.data())
+def test_every_prefix_closes_into_an_object_and_shows_a_prefix(
+    value: dict[str, Any], indent: int | None, data: Any
+) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    previous = ""
+    for end in range(len(text) + 1):
+        shown, view = _shown(text[:end])
+        assert shown.startswith(previous), (text[:end], shown, previous)  # append-only
+        previous = shown
+        closed = read_json_arguments(text[:end]).text
+        assert isinstance(_loads(closed), dict), (text[:end], closed)
+        assert closed == (shown + view.closers() if end else "{}") or end == len(text)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+    assert _shown(text, cuts)[0] == previous  # any chunking
+    assert previous == text and read_json_arguments(text).text == text  # a complete object is shown as written
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=_OBJECTS, again=_VALUES, data=st.data())
+def test_a_repeated_key_keeps_the_first_at_any_depth(value: dict[str, Any], again: Any, data: Any) -> None:
+    if not value:
+        return
+    key = data.draw(st.sampled_from(sorted(value)))
+    text = json.dumps({"outer": value}, ensure_ascii=False)
+    member = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(again, ensure_ascii=False)}"
+    broken = text[:-2] + ", " + member + "}}"  # the key once more in the inner object
+    found = read_json_arguments(broken)
+    assert _loads(found.text) == {"outer": value}
+    assert found.repaired and any("duplicate key" in note for note in found.notes)
+    cuts = data.draw(st.lists(st.integers(0, len(broken)), max_size=6))
+    assert _shown(broken, cuts)[0] == found.text
+
+
+def test_raw_control_characters_are_escaped() -> None:
+    found = read_json_arguments('{"a": "line\nbreak\x00"}')
+    assert found.text == '{"a": "line\\nbreak\\u0000"}' and not found.repaired
+    assert json.loads(found.text) == {"a": "line\nbreak\x00"}
+
+
+def test_what_waits_for_its_value() -> None:
+    for text, shown in [
+        ('{"a": 1, "b', '{"a": 1'),
+        ('{"a": 1, "b": ', '{"a": 1'),
+        ('{"a": tr', "{"),
+        ('{"a": -', "{"),
+        ('{"a": 1.', '{"a": 1'),
+        ('{"a": "x\\u00', '{"a": "x'),
+        ('{"a": [1, ', '{"a": [1'),
+        ('{"a": {"b": ', '{"a": {'),
+    ]:
+        assert JsonView().feed(text) == shown, text
+        assert isinstance(_loads(read_json_arguments(text).text), dict)
+
+
+def test_arguments_that_are_no_object() -> None:
+    assert read_json_arguments('"{\\"a\\": 1}"').text == '{"a": 1}'  # a JSON string holding the object
+    for text in ("null", "[1, 2]", "3", '"text"'):
+        found = read_json_arguments(text)
+        assert (found.text, found.repaired) == ("{}", True)
+        assert text in found.notes[-1]
+    assert JsonView().feed("[1, 2]") == ""  # never shown
