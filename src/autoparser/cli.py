@@ -2,7 +2,8 @@
 
 ``autoparser templates`` lists the bundled chat templates; ``autoparser analyze TEMPLATE [--json]`` shows what a
 template's analysis found (markers are shown with their whitespace made visible); ``parse`` and ``grammar`` apply a
-template to a request. TEMPLATE is a bundled name, a ``.jinja`` file, a Hugging Face ``tokenizer_config.json`` /
+template to a request; ``serve`` runs an OpenAI-compatible chat server in front of a completion engine (the
+``serve`` extra). TEMPLATE is a bundled name, a ``.jinja`` file, a Hugging Face ``tokenizer_config.json`` /
 ``chat_template.json`` or a model directory holding them (``--template-name`` picks a named template).
 
 Like any well-behaved Unix tool it stays quiet when its reader goes away (``autoparser templates | head -1``), and
@@ -74,7 +75,8 @@ def _template_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` / ``parse`` / ``grammar`` commands."""
+    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` / ``parse`` / ``grammar`` / ``serve``
+    commands."""
     parser = argparse.ArgumentParser(
         prog="autoparser",
         description="Learn an LLM's output markup from its chat template and parse what it writes.",
@@ -135,7 +137,82 @@ def build_parser() -> argparse.ArgumentParser:
         help="the grammar over the whole output, for engines that apply a grammar from the first token "
         "(vLLM/SGLang structured outputs, xgrammar); tool_choice auto otherwise gets a lazy grammar with triggers",
     )
+    _serve_arguments(commands)
     return parser
+
+
+# The choices of `serve`, here so that `autoparser --help` works without the serve extra (autoparser.serve.upstream
+# holds the same lists: tests/serve check they agree).
+_UPSTREAM_KINDS = ("llama.cpp", "openai")
+_GRAMMAR_FIELDS = ("none", "vllm-lark", "vllm-structural-tag", "sglang-ebnf", "sglang-structural-tag")
+_BOS_MODES = ("auto", "strip", "keep")
+_SERVE_INSTALL = "pip install 'autoparser[serve]'"
+
+
+def _serve_arguments(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve OpenAI chat completions (tool calls, reasoning) in front of a completion engine",
+        description="An OpenAI-compatible chat server in front of a raw completion engine: renders each request "
+        "with the template, sends the prompt and the request's grammar to the engine and parses its reply into "
+        f"reasoning, content and tool calls. Needs the serve extra: {_SERVE_INSTALL}.",
+    )
+    _template_arguments(serve)
+    serve.add_argument("--upstream", required=True, metavar="URL", help="the engine's base URL (http://127.0.0.1:8080)")
+    serve.add_argument(
+        "--upstream-kind",
+        choices=_UPSTREAM_KINDS,
+        default="llama.cpp",
+        help="llama.cpp: its server's /completion with GBNF, lazy triggers and preserved tokens (default); "
+        "openai: an OpenAI-style /v1/completions (vLLM, SGLang, TGI, providers)",
+    )
+    serve.add_argument(
+        "--grammar-field",
+        choices=_GRAMMAR_FIELDS,
+        default="none",
+        help="openai kind: where the engine takes the whole-output grammar: vllm-lark "
+        "(structured_outputs.grammar), vllm-structural-tag (structured_outputs.structural_tag), sglang-ebnf (ebnf), "
+        "sglang-structural-tag (response_format); none sends no grammar (default)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--model-name", metavar="NAME", help="the model name clients see (default: the template's)")
+    serve.add_argument(
+        "--upstream-model", metavar="NAME", help="openai kind: the model to ask for (default: the first it lists)"
+    )
+    serve.add_argument(
+        "--upstream-api-key",
+        metavar="KEY",
+        default=os.environ.get("AUTOPARSER_UPSTREAM_API_KEY"),
+        help="bearer token for the upstream (default: $AUTOPARSER_UPSTREAM_API_KEY)",
+    )
+    serve.add_argument(
+        "--default-max-tokens",
+        type=int,
+        metavar="N",
+        help="token limit for requests that set none (default: the rest of the context: llama.cpp's n_predict -1, "
+        "max_tokens null for OpenAI-style engines; SGLang needs a number)",
+    )
+    serve.add_argument(
+        "--bos",
+        choices=_BOS_MODES,
+        default="auto",
+        help="the template's BOS text at the start of the prompt: strip it where the engine adds BOS when it "
+        "tokenizes (auto: asks llama.cpp, strips for OpenAI-style engines), or keep it",
+    )
+    serve.add_argument(
+        "--upstream-extra",
+        metavar="JSON",
+        help='a JSON object merged into every upstream request (e.g. \'{"skip_special_tokens": false}\')',
+    )
+    serve.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
+    )
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
 
 def format_templates(names: Sequence[str]) -> str:
@@ -457,7 +534,49 @@ def _grammar(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar}
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from .serve import ServeConfig, create_app, serve
+    except ImportError as err:
+        raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
+    extra: dict[str, Any] = {}
+    if args.upstream_extra:
+        try:
+            extra = json.loads(args.upstream_extra)
+        except json.JSONDecodeError as err:
+            raise _Failure(f"--upstream-extra is not valid JSON: {err.msg}", 2) from None
+        if not isinstance(extra, dict):
+            raise _Failure("--upstream-extra must be a JSON object", 2)
+    if args.grammar_field != "none" and args.upstream_kind != "openai":
+        raise _Failure("--grammar-field applies to --upstream-kind openai (llama.cpp gets GBNF with triggers)", 2)
+    tmpl = _load(args.template, args.template_name)
+    _analysis(args.template, tmpl)  # a template with nothing to learn fails here, not on the first request
+    config = ServeConfig(
+        upstream=args.upstream,
+        upstream_kind=args.upstream_kind,
+        grammar_field=args.grammar_field,
+        model_name=args.model_name,
+        upstream_model=args.upstream_model,
+        upstream_api_key=args.upstream_api_key,
+        default_max_tokens=args.default_max_tokens,
+        bos=args.bos,
+        upstream_extra=extra,
+        upstream_timeout=args.upstream_timeout or None,
+    )
+    try:
+        app = create_app(tmpl, config)
+    except (AutoparserError, ValueError) as err:
+        raise _Failure(_in(args.template, err)) from None
+    print(
+        f"autoparser: serving {config.model_name or tmpl.name} on http://{args.host}:{args.port}/v1 "
+        f"in front of {args.upstream_kind} at {args.upstream}",
+        file=sys.stderr,
+    )
+    serve(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar, "serve": _serve}
 # What a process killed by SIGPIPE reports to its shell (141), as `yes | head -1` does; 1 where there is no SIGPIPE.
 _BROKEN_PIPE = 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
 
