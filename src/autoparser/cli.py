@@ -203,7 +203,7 @@ def _serve_arguments(commands: Any) -> None:
     serve.add_argument(
         "--upstream-extra",
         metavar="JSON",
-        help='a JSON object merged into every upstream request (e.g. \'{"skip_special_tokens": false}\')',
+        help="a JSON object merged into every upstream request (e.g. '{\"skip_special_tokens\": false}')",
     )
     serve.add_argument(
         "--upstream-timeout",

@@ -262,9 +262,7 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return _error(APIError(500, f"internal server error: {type(exc).__name__}: {exc}", type="server_error"))
 
 
-def create_app(
-    template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None
-) -> Starlette:
+def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
     """The server's ASGI app for ``template`` in front of ``config.upstream``. ``client``: the httpx client for
     the upstream (one is made, and closed at shutdown, when not given)."""
     own_client = client is None

@@ -156,9 +156,7 @@ def _tool_choice(body: Mapping[str, Any], tools: list[Any] | None) -> str | dict
     if choice.get("type", "function") != "function" or not isinstance(name, str) or not name:
         raise _invalid("tool_choice", 'a named tool choice is {"type": "function", "function": {"name": ...}}')
     names = [
-        t["function"].get("name")
-        for t in tools or []
-        if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        t["function"].get("name") for t in tools or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)
     ]
     if name not in names:
         raise _invalid("tool_choice", f"names {name!r}, which is not among the request's tools")

@@ -344,8 +344,7 @@ def llama_cpp_grammar(params: ChatParams) -> dict[str, Any]:
     fields["grammar_lazy"] = params.grammar_lazy
     if params.grammar_lazy:
         fields["grammar_triggers"] = [
-            {"type": _TRIGGER_TYPES.get(t.type, 1), "value": t.value}
-            for t in params.grammar_triggers
+            {"type": _TRIGGER_TYPES.get(t.type, 1), "value": t.value} for t in params.grammar_triggers
         ]
         if params.thinking_start_tag and params.thinking_end_tag:
             # Triggers do not fire inside a reasoning block: llama.cpp's reasoning-budget sampler, unlimited, tells
@@ -367,8 +366,15 @@ class OpenAIUpstream(Upstream):
     kind = "openai"
     path = "/v1/completions"
 
-    def __init__(self, url: str, client: httpx2.AsyncClient, *, grammar_field: str = "none", model: str | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        client: httpx2.AsyncClient,
+        *,
+        grammar_field: str = "none",
+        model: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(url.removesuffix("/").removesuffix("/v1"), client, **options)
         if grammar_field not in GRAMMAR_FIELDS:
             raise ValueError(f"grammar_field must be one of {', '.join(GRAMMAR_FIELDS)}, got {grammar_field!r}")
