@@ -241,7 +241,7 @@ def test_every_option_has_help() -> None:
     assert len(actions) > 20
     missing = [name for name, action in actions if not action.help or action.help == argparse.SUPPRESS]
     assert not missing, f"options without help text: {missing}"
-    for command in ("analyze", "parse", "grammar"):  # and the help renders
+    for command in ("analyze", "parse", "grammar", "serve"):  # and the help renders
         text = subprocess.run(
             [sys.executable, "-m", "autoparser", command, "--help"], capture_output=True, text=True, timeout=120
         ).stdout

@@ -212,7 +212,12 @@ def _serve_arguments(commands: Any) -> None:
         metavar="SECONDS",
         help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
     )
-    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn's log level (default info: one line per request)",
+    )
 
 
 def format_templates(names: Sequence[str]) -> str:
@@ -534,6 +539,19 @@ def _grammar(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_name(spec: str, tmpl: ChatTemplate) -> str:
+    """The name clients see by default: a model directory's name (also for its config files), a template file's
+    stem, a bundled template's name."""
+    path = Path(spec)
+    if not path.exists():
+        return tmpl.name
+    path = path.resolve()
+    if path.is_dir():
+        return path.name
+    model_files = ("tokenizer_config.json", "chat_template.json", "chat_template.jinja")
+    return path.parent.name if path.name in model_files else path.stem
+
+
 def _serve(args: argparse.Namespace) -> int:
     try:
         from .serve import ServeConfig, create_app, serve
@@ -555,7 +573,7 @@ def _serve(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         upstream_kind=args.upstream_kind,
         grammar_field=args.grammar_field,
-        model_name=args.model_name,
+        model_name=args.model_name or _model_name(args.template, tmpl),
         upstream_model=args.upstream_model,
         upstream_api_key=args.upstream_api_key,
         default_max_tokens=args.default_max_tokens,
@@ -568,7 +586,7 @@ def _serve(args: argparse.Namespace) -> int:
     except (AutoparserError, ValueError) as err:
         raise _Failure(_in(args.template, err)) from None
     print(
-        f"autoparser: serving {config.model_name or tmpl.name} on http://{args.host}:{args.port}/v1 "
+        f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1 "
         f"in front of {args.upstream_kind} at {args.upstream}",
         file=sys.stderr,
     )
