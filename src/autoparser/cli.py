@@ -539,12 +539,12 @@ def _grammar(args: argparse.Namespace) -> int:
     return 0
 
 
-def _model_name(spec: str, tmpl: ChatTemplate) -> str:
+def _model_name(spec: str) -> str:
     """The name clients see by default: a model directory's name (also for its config files), a template file's
     stem, a bundled template's name."""
     path = Path(spec)
     if not path.exists():
-        return tmpl.name
+        return spec  # a bundled template's name (its file name ends in .jinja)
     path = path.resolve()
     if path.is_dir():
         return path.name
@@ -573,7 +573,7 @@ def _serve(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         upstream_kind=args.upstream_kind,
         grammar_field=args.grammar_field,
-        model_name=args.model_name or _model_name(args.template, tmpl),
+        model_name=args.model_name or _model_name(args.template),
         upstream_model=args.upstream_model,
         upstream_api_key=args.upstream_api_key,
         default_max_tokens=args.default_max_tokens,

@@ -47,6 +47,8 @@ def test_serve_a_bundled_template(started: list[dict[str, Any]], capsys: pytest.
     server = run["app"].state.autoparser
     assert server.model == "qwen" and server.upstream.endpoint == "http://127.0.0.1:8080/completion"
     assert "serving qwen on http://127.0.0.1:8123/v1" in capsys.readouterr().err
+    cli.main(["serve", "Qwen3.5-4B", "--upstream", "http://127.0.0.1:8080"])
+    assert started[-1]["app"].state.autoparser.model == "Qwen3.5-4B"
 
 
 def test_serve_a_model_directory(tmp_path: Path, started: list[dict[str, Any]]) -> None:

@@ -65,7 +65,7 @@ class _Server:
     def __init__(self, template: ChatTemplate, config: ServeConfig, client: httpx2.AsyncClient) -> None:
         templates = list(template.templates.values())
         self.template = template
-        self.model = config.model_name or template.name
+        self.model = config.model_name or template.name.removesuffix(".jinja")
         self.template_vars = frozenset().union(*(variables_read(t.source) for t in templates))
         end_of_turn: list[str] = []
         for one in templates:  # analysed here, once, rather than by the first request
