@@ -103,9 +103,8 @@ async def _stream(client: httpx2.AsyncClient, url: str, body: dict[str, Any]) ->
             events += 1
             if not first:
                 data = json.loads(line[6:])
-                text = data.get("content") or (data.get("choices") or [{}])[0].get("delta", {}).get(
-                    "reasoning_content"
-                )
+                choices = data.get("choices") or [{}]
+                text = data.get("content") or choices[0].get("delta", {}).get("reasoning_content")
                 if text:
                     first = time.perf_counter() - start
     return first, time.perf_counter() - start, events
@@ -153,7 +152,7 @@ async def measure(upstream: str, server: str, requests: int, tokens: int) -> Non
         d_first, s_first = median([f for f, _, _ in direct]), median([f for f, _, _ in served])
         events = statistics.median([n for _, _, n in served])
         print(f"autoparser serve bench: {TEMPLATE}, a reply of {tokens} tokens (reasoning, answer, one call)")
-        print(f"upstream double (llama.cpp /completion, no delay) and `autoparser serve`, loopback; {requests} requests")
+        print(f"upstream: the test double (llama.cpp /completion, no delay); loopback; {requests} requests each")
         print()
         print(f"{'':34}{'direct':>12}{'served':>12}{'added':>12}")
         rows = [
