@@ -123,3 +123,14 @@ def test_the_upstream_kinds_and_options_are_checked() -> None:
         create_app(TEMPLATE, ServeConfig("http://x", grammar_field="vllm-lark"))
     with pytest.raises(ValueError, match="bos"):
         create_app(TEMPLATE, ServeConfig("http://x", bos="drop"))
+
+
+def test_thinking_tags_go_to_llama_cpp_only_while_reasoning_can_be_open() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    tmpl = ChatTemplate.load("Qwen3.5-4B")
+    ask = [{"role": "user", "content": "x"}]
+    thinking = llama_cpp_grammar(tmpl.apply(ask, tools, enable_thinking=True))
+    assert thinking["reasoning_budget_start_tag"] == "<think>" and thinking["reasoning_budget_end_tags"] == ["</think>"]
+    assert thinking["generation_prompt"].endswith("<think>\n")
+    # thinking off: the prompt closed the block; a <think> the model writes later is content, and triggers fire
+    assert "reasoning_budget_start_tag" not in llama_cpp_grammar(tmpl.apply(ask, tools, enable_thinking=False))

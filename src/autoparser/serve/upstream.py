@@ -346,7 +346,7 @@ def llama_cpp_grammar(params: ChatParams) -> dict[str, Any]:
         fields["grammar_triggers"] = [
             {"type": _TRIGGER_TYPES.get(t.type, 1), "value": t.value} for t in params.grammar_triggers
         ]
-        if params.thinking_start_tag and params.thinking_end_tag:
+        if _reasoning_open(params):
             # Triggers do not fire inside a reasoning block: llama.cpp's reasoning-budget sampler, unlimited, tells
             # the lazy grammar when the block is open (it reads the generation prompt for a block opened there).
             fields["reasoning_budget_tokens"] = -1
@@ -354,6 +354,18 @@ def llama_cpp_grammar(params: ChatParams) -> dict[str, Any]:
             fields["reasoning_budget_end_tags"] = [params.thinking_end_tag]
             fields["generation_prompt"] = params.generation_prompt
     return fields
+
+
+def _reasoning_open(params: ChatParams) -> bool:
+    """Whether the reply may hold a reasoning block, where triggers must not fire: the template has thinking tags
+    and the generation prompt did not close the block (thinking off). llama.cpp's reasoning-budget sampler opens a
+    block at any start tag of the output, while the parser reads one only where the reply starts: with thinking
+    off, a start tag the model writes later is content, and a trigger after it must fire."""
+    start, end = params.thinking_start_tag, params.thinking_end_tag
+    if not (start and end):
+        return False
+    prompt = params.generation_prompt
+    return start not in prompt or prompt.rfind(end) < prompt.rfind(start)
 
 
 def _count(value: object) -> int:
