@@ -247,3 +247,17 @@ def test_the_message_survives_an_upstream_that_sends_one_character_per_event(
         (streamed.reasoning_content, streamed.content) == (whole.reasoning_content, whole.content) == ("Hmm <b>.", "")
     )
     assert [(c.name, c.arguments) for c in streamed.tool_calls] == [(c.name, c.arguments) for c in whole.tool_calls]
+
+
+def test_an_upstream_that_stalls_past_the_timeout(double: UpstreamDouble) -> None:
+    """``--upstream-timeout``: a whole reply that does not come in time is a 502; a stream that stalls ends with
+    an error event after what it had sent."""
+    double.script("stall", Script(["</think>", "\n\n", "slow", " words", " here"], delay=0.4))
+    app = create_app(ChatTemplate.load(QWEN), ServeConfig(double.url, upstream_timeout=0.2))  # type: ignore[attr-defined]
+    with LoopbackServer(app) as server:
+        api = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            api.chat.completions.create(**_ask("stall"))
+        assert caught.value.status_code == 502 and "ReadTimeout" in caught.value.message
+        response = httpx2.post(server.url + "/v1/chat/completions", json={**_ask("stall"), "stream": True}, timeout=30)
+        assert response.status_code == 200 and "ReadTimeout" in response.text and "[DONE]" not in response.text

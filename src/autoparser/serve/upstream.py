@@ -231,8 +231,10 @@ class Upstream:
         request = self.client.build_request("POST", self.endpoint, json=body, headers=self.headers)
         try:
             response = await self.client.send(request, stream=stream)
-        except httpx2.HTTPError as err:
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
             raise UpstreamError(f"upstream {self.endpoint} is unreachable: {_describe(err)}") from err
+        except httpx2.HTTPError as err:  # a timeout, a connection that broke before the answer
+            raise UpstreamError(f"upstream {self.endpoint} failed: {_describe(err)}") from err
         if response.status_code >= 400:
             try:
                 raw = await response.aread()
