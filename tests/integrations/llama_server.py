@@ -16,7 +16,8 @@ beyond the standard library.
     A word that the vocabulary tokenizes to a single token becomes a token trigger, and must then be in
     ``preserved_tokens`` or the request is refused; ``grammar_lazy`` with no triggers is refused too.
   - ``preserved_tokens``: strings; each that is a single token is written into the reply even if it is a
-    control token (other control tokens are dropped from the text).
+    control token. Other control tokens are dropped from the text although the grammar saw them, so the
+    template's role markers are worth preserving too (``preserve``).
   - the thinking tags: ``reasoning_budget_start_tag`` / ``reasoning_budget_end_tags`` with
     ``reasoning_budget_tokens: -1`` and the ``generation_prompt`` (so the server knows whether the prompt opened
     a reasoning block) hold a lazy grammar's triggers back inside reasoning (common/sampling.cpp: with a lazy
@@ -30,29 +31,45 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "EOG_NAMES",
     "TRIGGER_TYPES",
     "Completion",
     "LlamaServer",
     "complete",
     "completion_body",
+    "markers_for",
+    "preserve_for",
     "server_binary",
     "stream",
 ]
 
 # llama.cpp's common_grammar_trigger_type (common/common.h), as the server's JSON carries it.
 TRIGGER_TYPES = {"token": 0, "word": 1, "pattern": 2, "pattern_full": 3}
+# Control tokens llama.cpp ends generation on by their text (src/llama-vocab.cpp), besides the model's eos/eot/eom.
+EOG_NAMES = frozenset(
+    {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+        "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+        "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
+    }
+)  # fmt: skip
+# A whole tag, as vllm_support.markers_of reads them: <tool_call>, </think>, [TOOL_CALLS], <|im_end|>, <｜...｜>.
+_MARKUP = re.compile(r"^(<[^<>\s]*>|\[[A-Z_/]+\]|<\|[^|\s]*\|>|<｜[^｜]*｜>)$")
+# Role and control markers as a template's source spells them.
+_ROLE_MARKERS = re.compile(r"<\|[A-Za-z0-9_]+\|>|\[/?[A-Z][A-Z_]+\]|<｜[^｜\s]+｜>")
 
 
 def server_binary() -> Path | None:
@@ -63,6 +80,42 @@ def server_binary() -> Path | None:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autoparser-ci" / "llama-server"
     binary = Path(os.environ.get("AUTOPARSER_LLAMA_DIR") or cache) / "bin" / "llama-server"
     return binary if binary.is_file() else None
+
+
+def markers_for(template: Any, params: Any = None, extra: Iterable[str] = ()) -> list[str]:
+    """The markers a model of this template has as single tokens (whole tags only), longest first: the analysis's
+    markers, ``params``' preserved tokens and word triggers, the end-of-turn markers, the BOS/EOS text and the role
+    markers spelled in the template's source."""
+    analysis = template.analysis
+    fmt = analysis.tools.format
+    candidates = {
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        *analysis.preserved_tokens,
+        *analysis.end_of_turn,
+        template.bos_token,
+        template.eos_token,
+        *_ROLE_MARKERS.findall(template.source),
+        *extra,
+    }
+    if params is not None:
+        candidates.update(params.preserved_tokens)
+        candidates.update(t.value for t in params.grammar_triggers if t.type == "word")
+    return sorted({c.strip() for c in candidates if c and _MARKUP.match(c.strip())}, key=lambda m: (-len(m), m))
+
+
+def preserve_for(template: Any, params: Any = None) -> list[str]:
+    """What to preserve besides ``params.preserved_tokens``: the template's control markers (:func:`markers_for`),
+    but those that end generation (its end-of-turn markers and llama.cpp's :data:`EOG_NAMES`: preserved, an end
+    token such as ``<|eom_id|>`` would be written at the end of the reply)."""
+    end = {m.strip() for m in template.analysis.end_of_turn}
+    return [m for m in markers_for(template, params) if m not in end and m not in EOG_NAMES]
 
 
 def _free_port() -> int:
@@ -152,10 +205,17 @@ class LlamaServer:
                 os.unlink(self._log.name)
 
 
-def completion_body(params: Any, *, thinking: bool = True, **sampling: Any) -> dict[str, Any]:
+def completion_body(
+    params: Any, *, preserve: Iterable[str] = (), thinking: bool = True, **sampling: Any
+) -> dict[str, Any]:
     """The ``POST /completion`` body for autoparser's ``ChatParams`` (see the module's doc); ``sampling`` adds or
     overrides fields (``n_predict``, ``temperature``, ``seed``, ``stop``, ``logit_bias``, ``stream``...).
-    ``thinking`` passes the thinking tags (for a lazy grammar, so triggers inside reasoning do not fire)."""
+
+    ``preserve``: the template's other control tokens (role markers such as ``[INST]`` or ``<|im_start|>``), kept
+    in the reply too. llama.cpp drops a control token from the text unless it is preserved, while the grammar
+    has seen its text: a model that writes ``get_weather[INST][ARGS]`` in text the grammar allows would hand the
+    parser ``get_weather[ARGS]``, a call without its marker. ``thinking`` passes the thinking tags (for a lazy
+    grammar, so triggers inside reasoning do not fire)."""
     body: dict[str, Any] = {"prompt": params.prompt}
     if params.grammar:
         body["grammar"] = params.grammar
@@ -167,8 +227,9 @@ def completion_body(params: Any, *, thinking: bool = True, **sampling: Any) -> d
             triggers.append({"type": TRIGGER_TYPES[trigger.type], "value": trigger.value})
         if triggers:
             body["grammar_triggers"] = triggers
-    if params.preserved_tokens:
-        body["preserved_tokens"] = list(params.preserved_tokens)
+    preserved = list(dict.fromkeys([*params.preserved_tokens, *preserve]))
+    if preserved:
+        body["preserved_tokens"] = preserved
     if thinking and params.grammar_lazy and _reasoning_open(params):
         body["reasoning_budget_tokens"] = -1
         body["reasoning_budget_start_tag"] = params.thinking_start_tag

@@ -1,19 +1,22 @@
 """autoparser's grammars in a real llama.cpp server (issue 21): ``llama-server`` built from source by
 .ci/llama_server.sh, serving a tiny random-weight model made here (tiny_gguf.py) whose vocabulary holds the
-template's markers as control tokens.
+template's markers as control tokens. Five formats: Qwen3.5 (tagged XML calls, a reasoning block the prompt
+opens), Hermes 3 (JSON in ``<tool_call>``), Mistral Nemo (``[TOOL_CALLS][{...}]``), Ministral 3
+(``[TOOL_CALLS]name[ARGS]{...}``) and Llama 3.1 (bare JSON, a ``pattern`` trigger).
 
-For each format, the request is what autoparser produces (``ChatTemplate.apply``) sent to ``POST /completion``
-(llama_server.completion_body: the prompt, GBNF grammar, lazy flag, triggers in llama.cpp's JSON form, preserved
-tokens, the end-of-turn markers as stops), with a fixed seed and temperature:
+The request is what autoparser produces (``ChatTemplate.apply``) sent to ``POST /completion``
+(llama_server.completion_body: the prompt, the GBNF grammar, the lazy flag, the triggers in llama.cpp's JSON form,
+the preserved tokens plus the template's other control markers, the thinking tags, the end-of-turn markers as
+stops), with a fixed seed and temperature:
 
 * ``tool_choice="required"`` and a named tool: the grammar alone makes random weights write a call that
-  ``params.parse`` reads, with no warning, as a call of a declared tool whose arguments validate against its
-  schema (jsonschema), ending with the end-of-generation token; the same streamed (server-sent events, each
-  event's text fed to ``params.stream()``), with the same text;
+  ``params.parse`` reads, with no warning, as one call of a declared tool (the named one) whose arguments
+  validate against its schema (jsonschema), ending with the end-of-generation token; streamed (server-sent
+  events, each event's text fed to ``params.stream()``) the text and the calls are the same;
 * ``tool_choice="auto"``: the server takes the lazy grammar and its triggers (its ``generation_settings`` echo
-  them, a one-token word as a token trigger), and with the markers banned plain text comes back as content; left
-  to itself the model writes a trigger now and then and the lazy grammar makes what follows a valid call; where
-  the prompt opened a reasoning block (Qwen3.5), the thinking tags keep triggers inside reasoning from firing.
+  them, a one-token word as a token trigger); with the markers banned plain text comes back as content; left to
+  itself the model writes a trigger now and then, and from there the lazy grammar makes a valid call that ends the
+  reply; where the prompt opened a reasoning block, the thinking tags keep triggers inside it from firing.
 
 .ci/run runs this in a step of its own, where the binary is built (AUTOPARSER_REQUIRE_LLAMA=1: nothing is
 skipped there); elsewhere the module is skipped when the binary is missing.
@@ -23,17 +26,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 import pytest
 
 from autoparser import ChatTemplate, merge_deltas
 
-from .llama_server import TRIGGER_TYPES, LlamaServer, complete, completion_body, server_binary, stream
+from .llama_server import TRIGGER_TYPES, LlamaServer, complete, completion_body, preserve_for, server_binary, stream
 
 jsonschema = pytest.importorskip("jsonschema")
 pytest.importorskip("gguf")
-from .tiny_gguf import write_tiny_gguf  # noqa: E402
+from .tiny_gguf import TinyModel, write_tiny_gguf  # noqa: E402
 
 BINARY = server_binary()
 if BINARY is None:
@@ -108,15 +112,21 @@ def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield name, template, model, server
 
 
-def sampling(template: ChatTemplate, **fields: Any) -> dict[str, Any]:
-    return {
+def body(params: Any, template: ChatTemplate, *, thinking: bool = True, **fields: Any) -> dict[str, Any]:
+    """The request for ``params``, as a serving stack sends it: autoparser's grammar fields, the template's control
+    markers preserved besides autoparser's (llama.cpp would drop them from the text the grammar saw; the
+    end-of-turn markers end generation and are stops), a fixed seed and temperature, a bounded length."""
+    end_of_turn = template.analysis.end_of_turn
+    sampling = {
         "n_predict": N_PREDICT,
         "temperature": 1.0,
         "seed": SEED,
-        "stop": list(template.analysis.end_of_turn),
+        "stop": list(end_of_turn),
         "cache_prompt": False,  # every request computes its prompt afresh: streamed and plain replies match
         **fields,
     }
+    preserve = preserve_for(template, params)
+    return completion_body(params, preserve=preserve, thinking=thinking, **sampling)
 
 
 def assert_valid_calls(message: Any, *, name: str | None = None, text: str = "") -> None:
@@ -135,17 +145,37 @@ def streamed_message(params: Any, pieces: list[str]) -> Any:
     return merge_deltas([*deltas, *parser.finish()])
 
 
+def trigger_position(params: Any, text: str) -> int | None:
+    """Where llama.cpp's lazy grammar took over: the first trigger in the text (a word, or a pattern's first
+    group), as its sampler finds it."""
+    found = []
+    for trigger in params.grammar_triggers:
+        if trigger.type == "word" and trigger.value in text:
+            found.append(text.index(trigger.value))
+        elif trigger.type == "pattern" and (match := re.search(trigger.value, text)):
+            found.append(match.start(1) if match.re.groups and match.start(1) >= 0 else match.start())
+    return min(found, default=None)
+
+
+def banned_start_tag(params: Any, model: TinyModel) -> list[list[Any]]:
+    """A logit bias banning the thinking start tag: llama.cpp opens a reasoning block at a start tag anywhere in
+    the output (and holds triggers back inside it), autoparser's parser only where the reply starts."""
+    tag = params.thinking_start_tag
+    return [[model.token_id(tag), False]] if tag in model.markers else []
+
+
 @pytest.mark.parametrize("tool_choice", ["required", "named"])
 def test_constrained_call(engine: Any, tool_choice: str) -> None:
+    """The whole-output grammar makes random weights write a valid call, and end; streamed the same."""
     _name, template, model, server = engine
     choice: Any = tool_choice
     if tool_choice == "named":
         choice = {"type": "function", "function": {"name": "set_alarm"}}
     params = template.apply(MESSAGES, tools=TOOLS, tool_choice=choice, parallel_tool_calls=False)
     assert params.grammar and not params.grammar_lazy
-    body = completion_body(params, **sampling(template, return_tokens=True))
+    request = body(params, template, return_tokens=True)
 
-    plain = complete(server, body)
+    plain = complete(server, request)
     assert plain.final["stop_type"] == "eos", f"{plain.final['stop_type']} after {plain.text!r}"
     message = params.parse(plain.text)
     assert_valid_calls(message, name="set_alarm" if tool_choice == "named" else None, text=plain.text)
@@ -155,7 +185,7 @@ def test_constrained_call(engine: Any, tool_choice: str) -> None:
     written = [m for m in params.preserved_tokens if m in model.markers and m in plain.text]
     assert not written or any(model.token_id(m) in plain.final["tokens"] for m in written), plain.final["tokens"]
 
-    streamed = stream(server, body)
+    streamed = stream(server, request)
     assert streamed.text == plain.text, "same seed, same prompt: the same reply"
     assert streamed.final["stop_type"] == "eos"
     assert len(streamed.pieces) > 10
@@ -171,76 +201,78 @@ def test_auto_plain_text(engine: Any) -> None:
     params = template.apply(MESSAGES, tools=TOOLS, tool_choice="auto", enable_thinking=False)
     assert params.grammar and params.grammar_lazy and params.grammar_triggers
     banned = [[model.tokens.index(t), False] for t in (*model.markers, *model.words) if t not in model.eog]
-    body = completion_body(params, **sampling(template, n_predict=48, logit_bias=banned))
-    for reply in (complete(server, body), stream(server, body)):
+    request = body(params, template, n_predict=48, logit_bias=banned)
+    for reply in (complete(server, request), stream(server, request)):
         settings = reply.final["generation_settings"]
         assert settings["grammar_lazy"] is True
         assert settings["grammar"] == params.grammar
-        words = [t.value for t in params.grammar_triggers if t.type == "word"]
         echoed = settings["grammar_triggers"]
-        for word in words:
+        for trigger in params.grammar_triggers:
             # A word that is one token in the vocabulary is held as a token trigger (so it must be preserved).
-            one_token = word in model.markers
-            expected = (
-                {"type": TRIGGER_TYPES["token"], "value": word, "token": model.token_id(word)}
-                if one_token
-                else {"type": TRIGGER_TYPES["word"], "value": word}
-            )
+            if trigger.type == "word" and trigger.value in model.markers:
+                expected = {
+                    "type": TRIGGER_TYPES["token"],
+                    "value": trigger.value,
+                    "token": model.token_id(trigger.value),
+                }
+            else:
+                expected = {"type": TRIGGER_TYPES[trigger.type], "value": trigger.value}
             assert expected in echoed, echoed
         preserved = {model.token_id(m) for m in params.preserved_tokens if m in model.markers}
         assert preserved <= set(settings["preserved_tokens"])
         message = params.parse(reply.text)
         assert not message.tool_calls and not message.warnings, reply.text
-        assert message.content == reply.text.strip() or message.content == reply.text, (message, reply.text)
+        assert message.content.strip() == reply.text.strip(), (message, reply.text)
 
 
 def test_auto_lazy_grammar(engine: Any) -> None:
     """Left to itself the model opens a call now and then (its markers and words are likelier than any byte);
-    from the trigger on, the lazy grammar makes it a valid call. A reply without a call is content, all of it
-    (free text before a trigger is the model's: text that only looks like a call's start, such as a bare
-    ``{"name": "`` with no tool name after it, is content with a warning)."""
+    from the trigger on, the lazy grammar makes it a valid call that ends the reply.
+
+    Only what follows the trigger is the grammar's: the text before it is the model's, and random text can hold
+    what the parser reacts to (a ``get_weather[ARGS]`` with no ``[TOOL_CALLS]``, a bare ``{"name": "``), which it
+    reads with a warning. So the constrained part is parsed on its own; the whole reply must parse."""
     _name, template, model, server = engine
     params = template.apply(MESSAGES, tools=TOOLS, parallel_tool_calls=False, enable_thinking=False)
-    # No reasoning here (test_thinking_holds_triggers_back has it): a start tag written in the middle of the
-    # content opens a block for llama.cpp, which then holds the triggers back, but not for the parser.
-    banned = [[model.token_id(params.thinking_start_tag), False]] if params.thinking_start_tag in model.markers else []
-    calls = 0
-    for seed in range(8):
-        reply = complete(server, completion_body(params, **sampling(template, seed=seed, logit_bias=banned)))
+    triggered = 0
+    for seed in range(12):  # about half the replies open a call
+        reply = complete(server, body(params, template, seed=seed, logit_bias=banned_start_tag(params, model)))
         message = params.parse(reply.text)
-        if message.tool_calls:
-            calls += 1
-            assert_valid_calls(message, text=reply.text)
-            assert reply.final["stop_type"] == "eos", reply.text
-        else:
-            assert message.content.strip() == reply.text.strip(), reply.text
-            assert all("did not start a valid tool call" in w.message for w in message.warnings), message.warnings
-    assert calls, "no reply opened a call"
+        at = trigger_position(params, reply.text)
+        if at is None:
+            assert message.content.strip() == reply.text.strip() or message.warnings, (message, reply.text)
+            continue
+        triggered += 1
+        assert_valid_calls(params.parse(reply.text[at:]), text=reply.text[at:])
+        assert reply.final["stop_type"] == "eos", reply.text
+        assert message.tool_calls, reply.text
+    assert triggered, "no reply wrote a trigger"
 
 
 @pytest.mark.parametrize("engine", ["qwen3.5"], indirect=True)  # the format whose prompt opens a reasoning block
 def test_thinking_holds_triggers_back(engine: Any) -> None:
     """A lazy grammar's trigger inside reasoning does not fire when the request carries the thinking tags
     (llama.cpp's reasoning-budget fields and the generation prompt, which opened the block): the reasoning stays
-    free text and the reply parses with no warning. Without them the grammar takes over at the trigger."""
+    free text, and a reply that closes it parses with no warning. Without them the grammar takes over at the
+    trigger. (A reply that never closes its reasoning may hold a trigger the parser reads as a call, with a
+    warning: llama.cpp ended the reply inside the block.)"""
     name, template, model, server = engine
     params = template.apply(MESSAGES, tools=TOOLS, parallel_tool_calls=False)
+    end = params.thinking_end_tag
     assert params.thinking_start_tag and params.generation_prompt.rstrip().endswith(params.thinking_start_tag)
-    # The prompt opened the block, so the model has no reason to write the start tag; banned, because llama.cpp
-    # would open a block again at one written later in the content, where the parser reads content.
-    start = [[model.token_id(params.thinking_start_tag), False]]
+    ban = banned_start_tag(params, model)  # the prompt opened the block: the model has no reason to open one
     held_back = 0
-    for seed in range(8):
-        reply = complete(server, completion_body(params, **sampling(template, seed=seed, logit_bias=start)))
+    for seed in range(16):  # about a third write a trigger in their reasoning
+        reply = complete(server, body(params, template, seed=seed, logit_bias=ban))
         message = params.parse(reply.text)
-        assert not message.warnings, (message.warnings, reply.text)
-        for call in message.tool_calls:
-            jsonschema.validate(json.loads(call.arguments), SCHEMAS[call.name])
-        if any(t.value in message.reasoning_content for t in params.grammar_triggers):
+        if end in reply.text:
+            assert not message.warnings, (message.warnings, reply.text)
+            for call in message.tool_calls:
+                jsonschema.validate(json.loads(call.arguments), SCHEMAS[call.name])
+        reasoning = reply.text.split(end)[0]
+        if any(t.value in reasoning for t in params.grammar_triggers):
             held_back += 1
             # The same seed without the tags: identical up to the trigger, then the grammar's.
-            bare = complete(
-                server, completion_body(params, thinking=False, **sampling(template, seed=seed, logit_bias=start))
-            )
+            bare = complete(server, body(params, template, thinking=False, seed=seed, logit_bias=ban))
             assert bare.text != reply.text, f"{name}: the grammar did not take over at the trigger: {bare.text!r}"
     assert held_back, "no reply wrote a trigger word inside its reasoning"

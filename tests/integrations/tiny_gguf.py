@@ -50,12 +50,10 @@ import numpy as np
 
 from autoparser import ChatTemplate
 
-__all__ = ["TinyModel", "byte_symbols", "markers_for", "write_tiny_gguf"]
+from .llama_server import EOG_NAMES, markers_for
 
-# A whole tag, as vllm_support.markers_of reads them: <tool_call>, </think>, [TOOL_CALLS], <|im_end|>, <｜...｜>.
-_MARKUP = re.compile(r"^(<[^<>\s]*>|\[[A-Z_/]+\]|<\|[^|\s]*\|>|<｜[^｜]*｜>)$")
-# Role and control markers as a template's source spells them.
-_ROLE_MARKERS = re.compile(r"<\|[A-Za-z0-9_]+\|>|\[/?[A-Z][A-Z_]+\]|<｜[^｜\s]+｜>")
+__all__ = ["TinyModel", "byte_symbols", "write_tiny_gguf"]
+
 # Qwen2's pre-tokenizer (llama.cpp's "qwen2") in Python's re; only used to learn merges, so an approximation does.
 _PRE_SPLIT = re.compile(
     r"'(?:[sStTmMdD]|[rR][eE]|[vV][eE]|[lL][lL])|[^\r\n\w]?[^\W\d_]+|\d| ?[^\s\w]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -89,7 +87,7 @@ class TinyModel:
     markers: tuple[str, ...]  # the control tokens, markers of the template
     words: tuple[str, ...]  # the extra text tokens (as the vocabulary spells them: byte symbols)
     eos: str
-    eog: tuple[str, ...]  # eos and the template's other end-of-turn markers (llama.cpp ends on those it knows)
+    eog: tuple[str, ...]  # the tokens llama.cpp ends generation on: eos and the markers it knows by name
     bos: str | None
     merges: tuple[str, ...] = field(repr=False, default=())
 
@@ -112,34 +110,6 @@ def byte_symbols() -> list[str]:
             symbols[b] = chr(256 + extra)
             extra += 1
     return [symbols[b] for b in range(256)]
-
-
-def markers_for(template: ChatTemplate, params: Any = None, extra: Iterable[str] = ()) -> list[str]:
-    """The markers a model of this template has as single tokens (whole tags only), longest first: the analysis's
-    markers, ``params``' preserved tokens and word triggers, the end-of-turn markers, the BOS/EOS text and the role
-    markers spelled in the template's source."""
-    analysis = template.analysis
-    fmt = analysis.tools.format
-    candidates = {
-        analysis.reasoning.start,
-        analysis.reasoning.end,
-        analysis.content.start,
-        analysis.content.end,
-        fmt.section_start,
-        fmt.section_end,
-        fmt.per_call_start,
-        fmt.per_call_end,
-        *analysis.preserved_tokens,
-        *analysis.end_of_turn,
-        template.bos_token,
-        template.eos_token,
-        *_ROLE_MARKERS.findall(template.source),
-        *extra,
-    }
-    if params is not None:
-        candidates.update(params.preserved_tokens)
-        candidates.update(t.value for t in params.grammar_triggers if t.type == "word")
-    return sorted({c.strip() for c in candidates if c and _MARKUP.match(c.strip())}, key=lambda m: (-len(m), m))
 
 
 def _learn_merges(texts: Iterable[str], count: int, symbols: Sequence[str]) -> list[tuple[str, str]]:
@@ -219,7 +189,7 @@ def write_tiny_gguf(
     eos = end_of_turn[0] if end_of_turn else (template.eos_token.strip() or "</s>")
     if eos not in markers:
         markers.append(eos)
-    eog = tuple(dict.fromkeys([eos, *end_of_turn]))
+    eog = tuple(dict.fromkeys([eos, *(m for m in markers if m in EOG_NAMES)]))
     bos = template.bos_token.strip() or None
 
     merges = _learn_merges(_sample_texts(template, markers), n_merges, symbols)
