@@ -4,10 +4,11 @@ Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a w
 content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
 item either parses as structure or falls back to content, a complete parse never fails on model output.
 
-End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer) that end the output,
-possibly followed by whitespace or more of them, are markup: a model (or a server that does not strip them) wrote
-them to end its turn. Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a
-model that went on after its end of turn wrote something the client may want to see.
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer, the marker its next turn
+opens with, the common stop tokens: :func:`end_of_turn_markers`) that end the output, possibly followed by
+whitespace or more of them, are markup: a model (or a server that does not strip them) wrote them to end its turn.
+Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a model that went on
+after its end of turn wrote something the client may want to see.
 """
 
 from __future__ import annotations
@@ -172,9 +173,49 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     )
 
 
+#: End-of-sequence and end-of-turn tokens of the common model families (Qwen/GPT, Llama 3, ChatML, Phi-3, DeepSeek,
+#: Gemma). An output that ends with one was stopped there by a server that did not strip it, or comes from a model
+#: whose template was loaded without its tokenizer config: markup at the end of the output, text anywhere else.
+#: (``</s>`` is not among them: it is also HTML. It counts where the template writes an unknown ``eos_token``:
+#: ``TemplateAnalysis.stop_markers``.)
+COMMON_STOPS = (
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<｜end▁of▁sentence｜>",
+    "<end_of_turn>",
+)
+
+
 def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
-    """The template's end-of-turn markers, trimmed, longest first (text runs stop at them)."""
-    return sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+    """The markers that end a turn, trimmed, longest first (text runs stop at them): the template's end-of-turn
+    markers, the marker its next turn opens with, and the common stop tokens — except those that are the
+    template's own markup for something else (a reasoning, content or tool-call marker decides what it is)."""
+    own = {m.strip() for m in analysis.end_of_turn if m.strip()}
+    structural = _structural_markers(analysis)
+    others = {m.strip() for m in (*analysis.stop_markers, *COMMON_STOPS) if m.strip()} - structural
+    return sorted(own | others, key=len, reverse=True)
+
+
+def _structural_markers(analysis: TemplateAnalysis) -> set[str]:
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        tools.function.name_prefix,
+        tools.function.close,
+    )
+    return {core(m) for m in markers if core(m)}
 
 
 def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
