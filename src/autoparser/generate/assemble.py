@@ -101,9 +101,16 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         stops.extend(dropped_stops)
     content = analysis.content
     if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
+        # A wrapped answer runs to its end marker, or to a call marker: a model that opened the answer and called a
+        # tool inside it (`<answer>Let me check.<tool_call>...</tool_call></answer>`) wrote calls, not text; the
+        # closer after them is then a stray end-of-answer marker (markup, below).
         end = core(content.end)
-        body = p.tag(tags.CONTENT, p.until(end)) if end else p.tag(tags.CONTENT, p.rest())
-        items.append(flex(content.start) + body + (p.choice(flex(content.end), p.end()) if end else p.eps()))
+        call_starts = _call_markers(triggers, pythonic)
+        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        closing = [flex(content.end)] if end else []
+        if call_starts:
+            closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
+        items.append(flex(content.start) + body + (p.choice(*closing, p.end()) if closing else p.eps()))
         stops.append(core(content.start))
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
@@ -188,6 +195,13 @@ COMMON_STOPS = (
     "<｜end▁of▁sentence｜>",
     "<end_of_turn>",
 )
+
+
+def _call_markers(triggers: list[str], pythonic: PythonicParser | None) -> list[str]:
+    """The markers that start tool calls (not the bare brackets or fences JSON calls may start with)."""
+    if pythonic is not None:
+        return [t for t in triggers if t in pythonic.markers]
+    return [t for t in dict.fromkeys(triggers) if t and t not in ("{", "[", FENCE, *_BARE_STARTS)]
 
 
 def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
