@@ -137,7 +137,7 @@ def test_a_call_marker_that_starts_no_call_inside_the_answer(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SYNTHETIC))
 def test_cut_anywhere(name: str) -> None:
     params = _params(name)
-    text = "<answer>Let me check.{call}</answer>".format(call=CALL[name])
+    text = f"<answer>Let me check.{CALL[name]}</answer>"
     for cut in range(1, len(text) + 1):
         message, failures = check_parse(params, text[:cut], words=["Let", "check", "Oslo"])
         assert not failures, (text[:cut], failures)
