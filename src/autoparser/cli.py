@@ -343,6 +343,18 @@ def _analysis(spec: str, tmpl: ChatTemplate) -> TemplateAnalysis:
     raise _Failure(f"{spec}: no probe conversation shows its messages' content; nothing to analyze")
 
 
+def _check_template(spec: str, tmpl: ChatTemplate, tools: list[Any] | None) -> None:
+    """Fail as ``analyze`` does where the template the request renders with (``tool_use`` for a request with tools,
+    of a config with named templates) is no chat template: a text file would otherwise read every output as
+    content without a word."""
+    choose = getattr(tmpl, "_for_tools", None)  # (a config with several named templates)
+    try:
+        chosen = choose(tools) if choose is not None else tmpl
+    except AutoparserError as err:
+        raise _Failure(_in(spec, err)) from None
+    _analysis(spec, chosen)
+
+
 def _analyze(args: argparse.Namespace) -> int:
     analysis = _analysis(args.template, _load(args.template, args.template_name))
     if args.json:
@@ -413,8 +425,8 @@ def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> Chat
 
 def _parse(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
-    _analysis(args.template, tmpl)  # a file that is no chat template fails here, as `analyze` does
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
     chat = _apply(
         args,
@@ -466,8 +478,8 @@ def format_grammar(chat: ChatParams, dialect: str = "gbnf", *, full: bool = Fals
 
 def _grammar(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
-    _analysis(args.template, tmpl)  # a file that is no chat template fails here, as `analyze` does
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     schema = _read_json(args.json_schema, "--json-schema", is_list=False) if args.json_schema else None
     problem = _schema_failure(args, tools, schema)
     if problem is not None:

@@ -239,8 +239,10 @@ def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
     if not markers:
         return []
     marker = p.choice(*(p.literal(m) for m in markers))
-    final = marker + p.peek(p.zero_or_more(p.space() + marker) + p.space() + p.end())
-    return [final, p.tag(tags.CONTENT, marker)]
+    # A run of markers is one item either way, so a run followed by text is scanned twice, not once per marker
+    # (`<|im_end|> ` repeated was quadratic).
+    run = marker + p.zero_or_more(p.space() + marker)
+    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
 
 
 def _id_position(analysis: TemplateAnalysis) -> str:
