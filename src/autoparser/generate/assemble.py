@@ -211,7 +211,7 @@ def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
     own = {m.strip() for m in analysis.end_of_turn if m.strip()}
     structural = _structural_markers(analysis)
     others = {m.strip() for m in (*analysis.stop_markers, *COMMON_STOPS) if m.strip()} - structural
-    return sorted(own | others, key=len, reverse=True)
+    return sorted(own | others, key=lambda m: (-len(m), m))
 
 
 def _structural_markers(analysis: TemplateAnalysis) -> set[str]:
