@@ -9,7 +9,6 @@ be sent before it is known to be one. Anywhere else it is text (``</s>`` is also
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -330,25 +329,13 @@ def test_a_new_next_turn_marker_is_learned_from_a_synthetic_template() -> None:
     assert params.parse("Say <|human|> twice.").content == "Say <|human|> twice."
 
 
-def test_a_long_run_of_markers_costs_linear_time() -> None:
-    """Each marker used to look ahead over the rest of the run for the end of the output: `<|im_end|> ` repeated
-    cost quadratic time, in parse() and per streamed character (20,000 characters: 1 s to parse, 30 µs per feed).
-    A run is one item now. (Generous bounds: linear growth is 8x here, the old quadratic one 64x.)"""
+def test_a_long_run_of_markers_is_content_when_text_follows() -> None:
+    """A run of end-of-turn markers followed by text is content, parsed and streamed. (Each marker used to look
+    ahead over the rest of the run: quadratic; bench/linear_bench.py --shapes end_markers measures the cost.)"""
     params = ChatTemplate.load("Qwen3-Coder").apply(USER)
-
-    def cost(n: int, stream: bool) -> float:
-        text = ("Hi. " + "<|im_end|> " * n)[:n] + "x"
-        start = time.process_time()
-        if stream:
-            s = params.stream()
-            for char in text:
-                s.feed(char)
-            s.finish()
-        else:
-            assert params.parse(text).content == text
-        return time.process_time() - start
-
-    for stream, (small, large) in ((False, (10_000, 80_000)), (True, (2_000, 16_000))):
-        cost(small, stream)  # (warm the parser cache)
-        ratio = cost(large, stream) / max(cost(small, stream), 1e-3)
-        assert ratio < 30, (stream, ratio)
+    text = ("Hi. " + "<|im_end|> " * 500) + "x"
+    assert params.parse(text).content == text
+    stream = params.stream()
+    deltas = [d for piece in (text[i : i + 7] for i in range(0, len(text), 7)) for d in stream.feed(piece)]
+    deltas += stream.finish()
+    assert "".join(d.content or "" for d in deltas) == text
