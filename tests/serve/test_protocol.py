@@ -234,7 +234,8 @@ def test_sampling_fields_reach_llama_cpp(client: Any, double: UpstreamDouble) ->
     assert sent["n_predict"] == 77  # max_completion_tokens wins, as in OpenAI's API
     assert (sent["temperature"], sent["top_p"], sent["seed"]) == (0.25, 0.5, 7)
     assert (sent["frequency_penalty"], sent["presence_penalty"]) == (0.5, -0.5)
-    assert sent["stop"] == ["STOP", "END", "<|im_end|>"]  # the client's, then the template's end of turn
+    # the client's, then the template's end of turn and the marker its next turn opens with
+    assert sent["stop"] == ["STOP", "END", "<|im_end|>", "<|im_start|>"]
     assert sent["stream"] is False
     client(QWEN).chat.completions.create(**_ask("defaults"))
     sent = _sent(double, "defaults")
@@ -274,6 +275,15 @@ def test_tool_choice_shapes_the_grammar(client: Any, double: UpstreamDouble) -> 
     assert "number" in _sent(double, "choice-schema")["grammar"]
     assert "grammar" not in _sent(double, "choice-none")
     assert _sent(double, "choice-none")["preserved_tokens"]  # markers still come back as text
+
+
+def test_no_stop_at_markers_the_reply_itself_uses(client: Any, double: UpstreamDouble) -> None:
+    """gpt-oss ends a message inside its turn with ``<|end|>`` and starts the next with ``<|start|>``: stopping at
+    them would cut the answer after the analysis channel. Markers the reply's markup uses are no stops."""
+    client("openai-gpt-oss-120b").chat.completions.create(**_ask("oss-stops"), stop=["<|end|>"])
+    assert _sent(double, "oss-stops")["stop"] == ["<|end|>"]  # only the client's own
+    client("google-gemma-4-31B-it").chat.completions.create(**_ask("gemma-stops"))
+    assert _sent(double, "gemma-stops")["stop"] == ["<|turn>"]  # <turn|> is its markup (and its EOS)
 
 
 def test_reasoning_effort_reaches_templates_that_read_it(client: Any, double: UpstreamDouble) -> None:

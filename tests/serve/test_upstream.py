@@ -69,7 +69,7 @@ def test_llama_cpp_request_fields() -> None:
         "stream": False,
         "n_predict": 5,
         "seed": 3,
-        "stop": ["END", "</s>"],  # the client's stop, then the template's end of turn (its EOS)
+        "stop": ["END", "</s>", "[user]"],  # the client's stop, the template's end of turn (its EOS), the next turn
         "preserved_tokens": [],
         "cache_prompt": False,  # --upstream-extra
         "top_k": 5,
@@ -91,7 +91,7 @@ def test_openai_request_fields() -> None:
         "stream": True,
         "max_tokens": 99,  # --default-max-tokens for a request without a limit
         "temperature": 0.0,
-        "stop": ["</s>"],
+        "stop": ["</s>", "[user]"],
         "stream_options": {"include_usage": True},
     }
     double = UpstreamDouble()

@@ -69,7 +69,10 @@ class _Server:
         self.template_vars = frozenset().union(*(variables_read(t.source) for t in templates))
         end_of_turn: list[str] = []
         for one in templates:  # analysed here, once, rather than by the first request
-            end_of_turn += [m for m in one.analysis.end_of_turn if m not in end_of_turn]
+            # What ends the model's turn, and what would open the next one (a model that skips its end marker);
+            # not "</s>" guessed for an unknown EOS (it is also HTML; the engine stops at its EOS token anyway).
+            ends = (*one.analysis.end_of_turn, *(m for m in one.analysis.stop_markers if m != "</s>"))
+            end_of_turn += [m.strip() for m in ends if m.strip() and m.strip() not in end_of_turn]
         self.client = client
         self.upstream: Upstream = make_upstream(
             config.upstream_kind,

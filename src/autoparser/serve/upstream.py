@@ -7,7 +7,8 @@ event, yielded as it arrives.
 
 **llama.cpp** (``tools/server``: ``server-schema.cpp`` names the fields, ``server-common.cpp`` shows what its own
 chat endpoint sends): ``prompt``, ``n_predict``, ``temperature``, ``top_p``, ``seed``, ``frequency_penalty``,
-``presence_penalty``, ``stop`` (the client's stops and the template's end-of-turn markers), ``stream``;
+``presence_penalty``, ``stop`` (the client's stops and the template's end-of-turn markers: :meth:`Upstream.stops`),
+``stream``;
 ``grammar`` (GBNF) with ``grammar_lazy`` and ``grammar_triggers`` (``{"type": 1, "value": word}`` for a word,
 ``2`` for a pattern, ``3`` for a full pattern: ``common_grammar_trigger_type``) and ``preserved_tokens`` (markers
 the server must render as text and may use as trigger tokens). Sent without ``grammar_type``, so the server does not
@@ -217,10 +218,14 @@ class Upstream:
     async def adds_bos(self) -> bool:
         return True
 
-    def stops(self, request: ChatRequest) -> list[str]:
-        """The client's stop strings, then the template's end-of-turn markers."""
+    def stops(self, params: ChatParams, request: ChatRequest) -> list[str]:
+        """The client's stop strings, then the template's end-of-turn markers (and the markers its next turn opens
+        with) — except those the reply's own markup uses (``preserved_tokens``: gpt-oss's ``<|end|>`` ends a
+        message inside the turn, Cohere's ``<|END_RESPONSE|>`` closes the answer its grammar spells out). Those
+        are special tokens the engine ends generation on by itself where they end the turn."""
         stops = list(request.sampling.stop)
-        return stops + [m for m in self.end_of_turn if m and m not in stops]
+        markup = set(params.preserved_tokens)
+        return stops + [m for m in self.end_of_turn if m and m not in stops and m not in markup]
 
     async def body(self, params: ChatParams, request: ChatRequest) -> dict[str, Any]:
         raise NotImplementedError
@@ -308,7 +313,7 @@ class LlamaCppUpstream(Upstream):
             value = getattr(sampling, key)
             if value is not None:
                 body[key] = value
-        stops = self.stops(request)
+        stops = self.stops(params, request)
         if stops:
             body["stop"] = stops
         body.update(llama_cpp_grammar(params))
@@ -423,7 +428,7 @@ class OpenAIUpstream(Upstream):
             value = getattr(sampling, key)
             if value is not None:
                 body[key] = value
-        stops = self.stops(request)
+        stops = self.stops(params, request)
         if stops:
             body["stop"] = stops
         if request.stream and request.include_usage:
