@@ -159,6 +159,8 @@ INVALID = [
     ({"logprobs": True}, "logprobs"),
     ({"functions": [{"name": "f"}]}, "functions"),
     ({"parallel_tool_calls": "no"}, "parallel_tool_calls"),
+    ({"logit_bias": {"hello": 5}}, "logit_bias"),
+    ({"logit_bias": {"12": 500}}, "logit_bias"),
 ]
 
 
@@ -229,8 +231,10 @@ def test_sampling_fields_reach_llama_cpp(client: Any, double: UpstreamDouble) ->
         stop=["STOP", "END"],
         frequency_penalty=0.5,
         presence_penalty=-0.5,
+        logit_bias={"12": -100, "7": 2.5},
     )
     sent = _sent(double, "sampling")
+    assert sent["logit_bias"] == {"12": -100.0, "7": 2.5}
     assert sent["n_predict"] == 77  # max_completion_tokens wins, as in OpenAI's API
     assert (sent["temperature"], sent["top_p"], sent["seed"]) == (0.25, 0.5, 7)
     assert (sent["frequency_penalty"], sent["presence_penalty"]) == (0.5, -0.5)
@@ -275,6 +279,7 @@ def test_tool_choice_shapes_the_grammar(client: Any, double: UpstreamDouble) -> 
     assert "number" in _sent(double, "choice-schema")["grammar"]
     assert "grammar" not in _sent(double, "choice-none")
     assert _sent(double, "choice-none")["preserved_tokens"]  # markers still come back as text
+    assert auto["preserved_tokens"][-2:] == ["<|im_end|>", "<|im_start|>"]  # so are the stop markers
 
 
 def test_no_stop_at_markers_the_reply_itself_uses(client: Any, double: UpstreamDouble) -> None:

@@ -70,7 +70,7 @@ def test_llama_cpp_request_fields() -> None:
         "n_predict": 5,
         "seed": 3,
         "stop": ["END", "</s>", "[user]"],  # the client's stop, the template's end of turn (its EOS), the next turn
-        "preserved_tokens": [],
+        "preserved_tokens": ["</s>", "[user]"],  # the template's stops, so a control token is written and cut
         "cache_prompt": False,  # --upstream-extra
         "top_k": 5,
     }

@@ -77,6 +77,7 @@ class Sampling:
     stop: tuple[str, ...] = ()
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
+    logit_bias: dict[str, float] | None = None  # token id (as a string) -> bias in [-100, 100], OpenAI's form
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,18 @@ def _stop(body: Mapping[str, Any]) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
         raise _invalid("stop", "must be a string or an array of strings", "invalid_type")
     return tuple(s for s in value if s)
+
+
+def _logit_bias(body: Mapping[str, Any]) -> dict[str, float] | None:
+    bias = _typed(body, "logit_bias", (dict,), "an object mapping token ids to biases")
+    if not bias:
+        return None
+    for key, value in bias.items():
+        if not key.isdigit():
+            raise _invalid("logit_bias", f"keys must be token ids, got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not -100 <= value <= 100:
+            raise _invalid("logit_bias", f"biases must be numbers between -100 and 100, got {value!r} for {key}")
+    return {key: float(value) for key, value in bias.items()}
 
 
 def _tool_choice(body: Mapping[str, Any], tools: list[Any] | None) -> str | dict[str, Any]:
@@ -259,6 +272,7 @@ def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()
         stop=_stop(body),
         frequency_penalty=_number(body, "frequency_penalty", -2.0, 2.0),
         presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
+        logit_bias=_logit_bias(body),
     )
     return ChatRequest(
         messages=messages,

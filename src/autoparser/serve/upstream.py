@@ -7,12 +7,14 @@ event, yielded as it arrives.
 
 **llama.cpp** (``tools/server``: ``server-schema.cpp`` names the fields, ``server-common.cpp`` shows what its own
 chat endpoint sends): ``prompt``, ``n_predict``, ``temperature``, ``top_p``, ``seed``, ``frequency_penalty``,
-``presence_penalty``, ``stop`` (the client's stops and the template's end-of-turn markers: :meth:`Upstream.stops`),
-``stream``;
+``presence_penalty``, ``logit_bias``, ``stop`` (the client's stops and the template's end-of-turn markers:
+:meth:`Upstream.stops`), ``stream``;
 ``grammar`` (GBNF) with ``grammar_lazy`` and ``grammar_triggers`` (``{"type": 1, "value": word}`` for a word,
 ``2`` for a pattern, ``3`` for a full pattern: ``common_grammar_trigger_type``) and ``preserved_tokens`` (markers
-the server must render as text and may use as trigger tokens). Sent without ``grammar_type``, so the server does not
-pre-feed a generation prompt to the grammar: autoparser's grammars describe the output only. For a lazy grammar
+the server must render as text and may use as trigger tokens; with them, the end-of-turn and next-turn markers
+sent as stops, so that a control token the model writes is matched instead of silently dropped). Sent without
+``grammar_type``, so the server does not pre-feed a generation prompt to the grammar: autoparser's grammars
+describe the output only. For a lazy grammar
 where the template has reasoning markers, ``reasoning_budget_start_tag`` / ``reasoning_budget_end_tags`` with an
 unlimited ``reasoning_budget_tokens`` (-1) and the ``generation_prompt`` keep triggers inside the reasoning block
 from firing, as llama.cpp's chat endpoint does (``common/sampling.cpp``: ``grammar_should_apply``). The reply:
@@ -61,6 +63,9 @@ GRAMMAR_FIELDS = {
     "sglang-structural-tag": "SGLang: response_format = params.structural_tag; ebnf where a request has no tag",
 }
 BOS_MODES = ("auto", "strip", "keep")
+# Sampling fields both kinds take under OpenAI's names (llama.cpp: server-schema.cpp; logit_bias in OpenAI's
+# {"token id": bias} form, which llama.cpp reads too)
+_SAMPLING = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "logit_bias")
 # llama.cpp's common_grammar_trigger_type (its TOKEN type, 0, needs a token id: autoparser makes words instead)
 _TRIGGER_TYPES = {"word": 1, "pattern": 2, "pattern_full": 3}
 _log = logging.getLogger("autoparser.serve")
@@ -309,7 +314,7 @@ class LlamaCppUpstream(Upstream):
         n_predict = sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens
         if n_predict is not None:
             body["n_predict"] = n_predict
-        for key in ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"):
+        for key in _SAMPLING:
             value = getattr(sampling, key)
             if value is not None:
                 body[key] = value
@@ -317,6 +322,11 @@ class LlamaCppUpstream(Upstream):
         if stops:
             body["stop"] = stops
         body.update(llama_cpp_grammar(params))
+        # The template's stop markers are preserved too: llama.cpp drops a control token from the text unless it is
+        # preserved, so an unpreserved <|im_start|> would never match its stop string (the model would write a next
+        # turn into the reply, without its marker); preserved, it is written, matched and cut.
+        ours = [m for m in stops if m not in request.sampling.stop]
+        body["preserved_tokens"] = list(dict.fromkeys([*body["preserved_tokens"], *ours]))
         body.update(self.extra)
         return body
 
@@ -424,7 +434,7 @@ class OpenAIUpstream(Upstream):
             # An engine's completions default is 16 tokens; null asks vLLM and OpenAI for the rest of the context.
             "max_tokens": sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens,
         }
-        for key in ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty"):
+        for key in _SAMPLING:
             value = getattr(sampling, key)
             if value is not None:
                 body[key] = value
