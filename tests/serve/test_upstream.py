@@ -69,8 +69,8 @@ def test_llama_cpp_request_fields() -> None:
         "stream": False,
         "n_predict": 5,
         "seed": 3,
-        "stop": ["END", "</s>", "[user]"],  # the client's stop, the template's end of turn (its EOS), the next turn
-        "preserved_tokens": ["</s>", "[user]"],  # the template's stops, so a control token is written and cut
+        "stop": ["END", "</s>"],  # the client's stop, then the template's end of turn (its EOS)
+        "preserved_tokens": ["</s>", "[user]"],  # the turn markers: a control token is written, not dropped
         "cache_prompt": False,  # --upstream-extra
         "top_k": 5,
     }
@@ -91,7 +91,7 @@ def test_openai_request_fields() -> None:
         "stream": True,
         "max_tokens": 99,  # --default-max-tokens for a request without a limit
         "temperature": 0.0,
-        "stop": ["</s>", "[user]"],
+        "stop": ["</s>"],
         "stream_options": {"include_usage": True},
     }
     double = UpstreamDouble()

@@ -68,11 +68,12 @@ class _Server:
         self.model = config.model_name or template.name.removesuffix(".jinja")
         self.template_vars = frozenset().union(*(variables_read(t.source) for t in templates))
         end_of_turn: list[str] = []
+        next_turn: list[str] = []
         for one in templates:  # analysed here, once, rather than by the first request
-            # What ends the model's turn, and what would open the next one (a model that skips its end marker);
-            # not "</s>" guessed for an unknown EOS (it is also HTML; the engine stops at its EOS token anyway).
-            ends = (*one.analysis.end_of_turn, *(m for m in one.analysis.stop_markers if m != "</s>"))
-            end_of_turn += [m.strip() for m in ends if m.strip() and m.strip() not in end_of_turn]
+            end_of_turn += [m.strip() for m in one.analysis.end_of_turn if m.strip() and m.strip() not in end_of_turn]
+            # What would open the next turn (a model that skips its end marker); not "</s>" guessed for an unknown
+            # EOS (it is also HTML)
+            next_turn += [m.strip() for m in one.analysis.stop_markers if m.strip() not in ("", "</s>", *next_turn)]
         self.client = client
         self.upstream: Upstream = make_upstream(
             config.upstream_kind,
@@ -82,6 +83,7 @@ class _Server:
             model=config.upstream_model,
             bos_token=template.bos_token,
             end_of_turn=tuple(end_of_turn),
+            next_turn=tuple(m for m in next_turn if m not in end_of_turn),
             bos=config.bos,
             default_max_tokens=config.default_max_tokens,
             extra=config.upstream_extra,

@@ -11,10 +11,10 @@ chat endpoint sends): ``prompt``, ``n_predict``, ``temperature``, ``top_p``, ``s
 :meth:`Upstream.stops`), ``stream``;
 ``grammar`` (GBNF) with ``grammar_lazy`` and ``grammar_triggers`` (``{"type": 1, "value": word}`` for a word,
 ``2`` for a pattern, ``3`` for a full pattern: ``common_grammar_trigger_type``) and ``preserved_tokens`` (markers
-the server must render as text and may use as trigger tokens; with them, the end-of-turn and next-turn markers
-sent as stops, so that a control token the model writes is matched instead of silently dropped). Sent without
-``grammar_type``, so the server does not pre-feed a generation prompt to the grammar: autoparser's grammars
-describe the output only. For a lazy grammar
+the server must render as text and may use as trigger tokens; with them, the template's end-of-turn and next-turn
+markers, so that a control token the model writes is kept, or matched as a stop, instead of silently dropped).
+Sent without ``grammar_type``, so the server does not pre-feed a generation prompt to the grammar: autoparser's
+grammars describe the output only. For a lazy grammar
 where the template has reasoning markers, ``reasoning_budget_start_tag`` / ``reasoning_budget_end_tags`` with an
 unlimited ``reasoning_budget_tokens`` (-1) and the ``generation_prompt`` keep triggers inside the reasoning block
 from firing, as llama.cpp's chat endpoint does (``common/sampling.cpp``: ``grammar_should_apply``). The reply:
@@ -187,6 +187,7 @@ class Upstream:
         *,
         bos_token: str = "",
         end_of_turn: tuple[str, ...] = (),
+        next_turn: tuple[str, ...] = (),
         bos: str = "auto",
         default_max_tokens: int | None = None,
         extra: Mapping[str, Any] | None = None,
@@ -198,6 +199,7 @@ class Upstream:
         self.client = client
         self.bos_token = bos_token
         self.end_of_turn = end_of_turn
+        self.next_turn = next_turn
         self.bos = bos
         self.default_max_tokens = default_max_tokens
         self.extra = dict(extra or {})
@@ -224,10 +226,11 @@ class Upstream:
         return True
 
     def stops(self, params: ChatParams, request: ChatRequest) -> list[str]:
-        """The client's stop strings, then the template's end-of-turn markers (and the markers its next turn opens
-        with) — except those the reply's own markup uses (``preserved_tokens``: gpt-oss's ``<|end|>`` ends a
-        message inside the turn, Cohere's ``<|END_RESPONSE|>`` closes the answer its grammar spells out). Those
-        are special tokens the engine ends generation on by itself where they end the turn."""
+        """The client's stop strings, then the template's end-of-turn markers — except those the reply's own markup
+        uses (``preserved_tokens``: gpt-oss's ``<|end|>`` ends a message inside the turn, Cohere's
+        ``<|END_RESPONSE|>`` closes the answer its grammar spells out; the engine ends generation on such special
+        tokens by itself where they end the turn). Not the markers a next turn opens with: a grammar may allow
+        them inside reasoning or text, and a stop there would cut a constrained reply short."""
         stops = list(request.sampling.stop)
         markup = set(params.preserved_tokens)
         return stops + [m for m in self.end_of_turn if m and m not in stops and m not in markup]
@@ -322,11 +325,11 @@ class LlamaCppUpstream(Upstream):
         if stops:
             body["stop"] = stops
         body.update(llama_cpp_grammar(params))
-        # The template's stop markers are preserved too: llama.cpp drops a control token from the text unless it is
-        # preserved, so an unpreserved <|im_start|> would never match its stop string (the model would write a next
-        # turn into the reply, without its marker); preserved, it is written, matched and cut.
-        ours = [m for m in stops if m not in request.sampling.stop]
-        body["preserved_tokens"] = list(dict.fromkeys([*body["preserved_tokens"], *ours]))
+        # The template's turn markers are preserved too: llama.cpp drops a control token from the text unless it is
+        # preserved (an end-of-turn marker then could not match its stop string; a next turn's <|im_start|> would
+        # vanish from what the model wrote); preserved, they are written, and an end of turn is cut as a stop.
+        turn = [*self.end_of_turn, *self.next_turn]
+        body["preserved_tokens"] = list(dict.fromkeys([*body["preserved_tokens"], *turn]))
         body.update(self.extra)
         return body
 
