@@ -42,6 +42,7 @@ __all__ = [
 # Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
 # an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
 _BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
+_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")  # a call marker that is a word (`functools`, `CALL:`), not markup
 _TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
 
 
@@ -132,8 +133,19 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items[1:1] = pythonic.fallbacks(text_run)  # right after the section
     if use_tools and unparsed:
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
-        choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
-        items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        ordered = sorted(set(unparsed), key=len, reverse=True)
+        marks = [s for s in ordered if not _WORD_MARKER.fullmatch(s)]
+        if marks:
+            choices = (p.literal(s) for s in marks)
+            items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        for word in (s for s in ordered if s not in marks):
+            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language: standing as a
+            # word (a space or punctuation after it, no bracket) it is text; elsewhere (a bracket follows, the output
+            # ends with it, it runs into more letters: `functoolsfunctools[`) it failed to start calls.
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            standalone = p.peek(p.chars("[^A-Za-z0-9_]", 1, 1)) + as_word
+            items.append(p.tag(tags.CONTENT, p.literal(word) + standalone + text_run))
+            items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot
     items.append(p.negate(p.end()) + text)
     for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
