@@ -17,6 +17,7 @@ from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
 from .call_ids import analyze_id_format
+from .closers import with_implied_end
 from .content import analyze_content
 from .diff import common_prefix_len
 from .end_of_turn import analyze_end_of_turn
@@ -81,6 +82,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
         texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
         stated = apply_prose(texts, draft)
+    draft.tools = dataclasses.replace(draft.tools, format=with_implied_end(draft.tools.format, template.source))
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
     return TemplateAnalysis(
         template=name,

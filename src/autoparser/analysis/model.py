@@ -108,7 +108,8 @@ class ToolFormat:
     """Where calls sit (section / per-call markers) and, for JSON calls, the field names.
 
     ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
-    without it come one per line)."""
+    without it come one per line). ``implied_end``: the closer the template never writes after its calls but its own
+    pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/closers.py): optional markup."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -123,6 +124,7 @@ class ToolFormat:
     id_field: str = ""
     gen_id_field: str = ""
     parameter_order: tuple[str, ...] = ()
+    implied_end: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,12 +235,14 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
+    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
+    implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start and json_native:
         # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
         # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
-        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools, undeclared=undeclared) + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
@@ -252,13 +254,13 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
-        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else implied
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
         # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
         # written, so it is read without a warning.
         envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools)
-        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         # Outside a section every call is an item of its own, so a stream resumes after the last settled call
@@ -271,7 +273,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         call = p.recover(p.tag(tags.TOOL, single))
         calls = call + p.zero_or_more(p.space() + call)
     if sec_start:
-        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
+        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space() + implied
         section = p.recover(opener(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, lone), [sec_start, per_start]
