@@ -110,10 +110,15 @@ def _preserved_tokens(draft: Draft) -> list[str]:
     if fmt.mode is ToolFormatMode.PYTHONIC:
         # A pythonic wrapper may hold a code fence (```python): only its markup tokens are tokens.
         sections = [m.group() for section in sections for m in marker_positions(section)]
+    name_prefix, dict_tokens = function.name_prefix, []
+    if fmt.mode is ToolFormatMode.TAG_WITH_DICT:
+        # The dict's string delimiters are tokens; a name prefix such as Gemma's `call:` is text.
+        dict_tokens = [draft.tools.dict_values.quote_open, draft.tools.dict_values.quote_close]
+        name_prefix = "".join(m.group() for m in marker_positions(name_prefix))
     markers = [
         reasoning.start, reasoning.end, draft.content.start, draft.content.end,
         *sections, fmt.per_call_start, fmt.per_call_end,
-        function.name_prefix, function.name_suffix, function.close,
+        name_prefix, function.name_suffix, function.close, *dict_tokens,
         args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
         args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,
     ]  # fmt: skip

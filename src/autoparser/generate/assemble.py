@@ -25,6 +25,7 @@ from .dropped_markers import dropped_marker_calls, name_json_call, reads_name_th
 from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
+from .tools_dict import args_converter, dict_calls, syntax_of
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
@@ -180,8 +181,17 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         tuple(triggers),
         request,
         _id_position(analysis) if use_tools else "none",
-        pythonic.convert if pythonic is not None else None,
+        _converter(analysis, pythonic) if use_tools else None,
     )
+
+
+def _converter(analysis: TemplateAnalysis, pythonic: PythonicParser | None) -> Callable[[str, str], str] | None:
+    """How complete TOOL_ARGS text becomes JSON, for formats whose arguments are not JSON."""
+    if pythonic is not None:
+        return pythonic.convert
+    if analysis.tools.format.mode is ToolFormatMode.TAG_WITH_DICT:
+        return args_converter(syntax_of(analysis.tools.dict_values))
+    return None
 
 
 def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
@@ -234,6 +244,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
+    dict_args = fmt.mode is ToolFormatMode.TAG_WITH_DICT  # `call:NAME{key:<|"|>v<|"|>}`: see tools_dict.py
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
     # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
     implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
@@ -247,7 +258,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif per_start:
-        single = tagged_calls(tools, request)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         if reads_name_then_json(tools):
             # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
             single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
@@ -269,9 +280,10 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     elif json_native:
         calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start)
     else:
-        single = tagged_calls(tools, request)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         call = p.recover(p.tag(tags.TOOL, single))
-        calls = call + p.zero_or_more(p.space() + call)
+        between = p.space() + p.optional(p.choice(",", ";")) + p.space() if dict_args else p.space()
+        calls = call + p.zero_or_more(between + call)
     if sec_start:
         closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space() + implied
         section = p.recover(opener(fmt.section_start) + calls + closing)
