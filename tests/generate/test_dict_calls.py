@@ -11,6 +11,7 @@ read as the dedicated format reads them) and two synthetic templates under other
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +252,37 @@ def test_dict_syntax_rejects_ambiguous_tokens() -> None:
     with pytest.raises(ValueError):
         DictSyntax("<s>", "</s>", ":", ":")
     assert dict_flavor(GEMMA) == "gemma"
+
+
+# --- seeded damage (the fuzz of tests/robustness/ runs on bundled templates only) --------------------------------
+
+
+def _damaged(text: str, rng: random.Random, sentinel: str) -> str:
+    """``text`` with one random piece of damage: a span deleted, duplicated or replaced by the sentinel, or the
+    sentinel inserted."""
+    a = rng.randrange(len(text))
+    b = min(len(text), a + rng.randint(1, 8))
+    kind = rng.randrange(4)
+    if kind == 0:
+        return text[:a] + text[b:]
+    if kind == 1:
+        return text[:b] + text[a:b] + text[b:]
+    if kind == 2:
+        return text[:a] + sentinel + text[b:]
+    return text[:a] + sentinel + text[a:]
+
+
+@pytest.mark.parametrize(("template", "case"), CASES, ids=["tokens", "section"])
+def test_damaged_outputs_keep_the_promises(template: str, case: tuple[str, list[tuple[str, Any]]]) -> None:
+    params = _params(template)
+    base = "Checking.\n" + case[0] + "\nDone."
+    rng = random.Random(f"dict:{template}")
+    failures = []
+    for index in range(80):
+        sentinel = f"zq{index}x"
+        text = _damaged(base, rng, sentinel)
+        message, found = check_parse(params, text, words=[sentinel, "Oslo", "Checking", "Done"])
+        failures += [(text, f) for f in found]
+        if message is not None:
+            failures += [(text, f) for f in check_stream(params, random_chunks(text, index), message)]
+    assert not failures, failures[:3]
