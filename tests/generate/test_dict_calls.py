@@ -114,7 +114,7 @@ def test_every_json_type_round_trips(template: str) -> None:
 
 
 TOKENS_CALLS = (
-    '<|call_start|>invoke:get{city:<str>Oslo</str>}<|call_end|><|call_start|>invoke:ping{}<|call_end|>',
+    "<|call_start|>invoke:get{city:<str>Oslo</str>}<|call_end|><|call_start|>invoke:ping{}<|call_end|>",
     [("get", {"city": "Oslo"}), ("ping", {})],
 )
 SECTION_CALLS = (
@@ -201,7 +201,7 @@ def test_grammars_follow_the_schema_in_the_template_syntax(template: str, good: 
 
 GEMMA_EXTRA = [
     '<|tool_call>call:get_weather{city:<|"|>Pa, "ris" {x}<|"|>,days:3,metric:true,note:None,'
-    'options:{depth:{levels:[1,false,None,2.5]}}}<tool_call|>',
+    "options:{depth:{levels:[1,false,None,2.5]}}}<tool_call|>",
     'Checking.<|tool_call>call:get{city:<|"|>Oslo<|"|>}<tool_call|><|tool_call>call:ping{}<tool_call|>',
     '<|tool_call>call:get{city:<|"|>Osl',  # cut off
     '<|tool_call>call:lookup{q:<|"|>x<|"|>}<tool_call|>',  # undeclared

@@ -30,15 +30,31 @@ NEMO_CALL = '{"name": "get_weather", "arguments": {"city": "%s"}, "id": "abcDEF1
 # (template, implied closer, one call of Paris as the template writes it, and the same with Rome)
 FORMATS = [
     ("mistralai-Mistral-Nemo-Instruct-2407", "[/TOOL_CALLS]", f"[TOOL_CALLS][{NEMO_CALL % 'Paris'}]", ""),
-    ("mistralai-Ministral-3-14B-Reasoning-2512", "[/TOOL_CALLS]", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
-     '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}'),
-    ("unsloth-mistral-Devstral-Small-2507", "[/TOOL_CALLS]", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
-     '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}'),
+    (
+        "mistralai-Ministral-3-14B-Reasoning-2512",
+        "[/TOOL_CALLS]",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}',
+    ),
+    (
+        "unsloth-mistral-Devstral-Small-2507",
+        "[/TOOL_CALLS]",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}',
+    ),
     ("Mistral-Small-3.2-24B-Instruct-2506", "[/TOOL_CALLS]", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', ""),
-    (str(TEMPLATES / "closer-angle.jinja"), "</calls>", '<calls>[{"name": "get_weather", "arguments": {"city": '
-     '"Paris"}}]', ""),
-    (str(TEMPLATES / "closer-token.jinja"), "<|/call|>", '<|call|>{"name": "get_weather", "arguments": {"city": '
-     '"Paris"}}', '<|call|>{"name": "get_weather", "arguments": {"city": "Rome"}}'),
+    (
+        str(TEMPLATES / "closer-angle.jinja"),
+        "</calls>",
+        '<calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        "",
+    ),
+    (
+        str(TEMPLATES / "closer-token.jinja"),
+        "<|/call|>",
+        '<|call|>{"name": "get_weather", "arguments": {"city": "Paris"}}',
+        '<|call|>{"name": "get_weather", "arguments": {"city": "Rome"}}',
+    ),
 ]
 
 

@@ -252,10 +252,12 @@ class _SchemaGrammar:
             for name, sub in props.items()
         }
         orders = dict.fromkeys((tuple(sorted(props, key=str.lower)), tuple(props)))  # the template's, the schema's
-        body = p.choice(*(
-            _ordered_members([members[n] for n in order], [n in required for n in order], extra, comma)
-            for order in orders
-        ))
+        body = p.choice(
+            *(
+                _ordered_members([members[n] for n in order], [n in required for n in order], extra, comma)
+                for order in orders
+            )
+        )
         return p.rule(self._name(path, "dict"), "{" + body + "}")
 
     def _array(self, schema: Mapping[str, Any], path: str) -> p.Parser:
