@@ -28,7 +28,8 @@ from rich.text import Text
 
 from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
-from .errors import AutoparserError, TemplateError
+from .errors import AutoparserError, SchemaError, TemplateError
+from .message import MessageDelta
 
 __all__ = ["build_parser", "format_analysis", "format_message", "format_templates", "main", "visible"]
 
@@ -113,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="call",
         help="a call to a tool not in --tools: a call with a warning (default), or content",
     )
-    parse.add_argument("--stream", action="store_true", help="feed the output piece by piece; print one delta per line")
+    parse.add_argument(
+        "--stream",
+        action="store_true",
+        help="feed the output piece by piece; print one delta per line, with its warnings (empty ones left out)",
+    )
     parse.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per streamed piece (default 4)")
     grammar = commands.add_parser(
         "grammar",
@@ -338,6 +343,18 @@ def _analysis(spec: str, tmpl: ChatTemplate) -> TemplateAnalysis:
     raise _Failure(f"{spec}: no probe conversation shows its messages' content; nothing to analyze")
 
 
+def _check_template(spec: str, tmpl: ChatTemplate, tools: list[Any] | None) -> None:
+    """Fail as ``analyze`` does where the template the request renders with (``tool_use`` for a request with tools,
+    of a config with named templates) is no chat template: a text file would otherwise read every output as
+    content without a word."""
+    choose = getattr(tmpl, "_for_tools", None)  # (a config with several named templates)
+    try:
+        chosen = choose(tools) if choose is not None else tmpl
+    except AutoparserError as err:
+        raise _Failure(_in(spec, err)) from None
+    _analysis(spec, chosen)
+
+
 def _analyze(args: argparse.Namespace) -> int:
     analysis = _analysis(args.template, _load(args.template, args.template_name))
     if args.json:
@@ -382,6 +399,15 @@ def format_message(message: ChatMessage) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def format_delta(delta: MessageDelta) -> str | None:
+    """One streamed delta as a line of JSON (the OpenAI ``delta`` object), with the warnings it carries under
+    ``warnings`` (a stream reports most of them at ``finish()``); None for a delta that adds nothing."""
+    data = delta.to_openai()
+    if delta.warnings:
+        data["warnings"] = [str(w) for w in delta.warnings]
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
 def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> ChatParams:
     try:
         chat = tmpl.apply(
@@ -400,6 +426,7 @@ def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> Chat
 def _parse(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
     chat = _apply(
         args,
@@ -415,11 +442,12 @@ def _parse(args: argparse.Namespace) -> int:
         return 0
     stream = chat.stream()
     step = max(args.chunk, 1)
-    for pos in range(0, len(text), step):
-        for delta in stream.feed(text[pos : pos + step]):
-            print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
-    for delta in stream.finish():
-        print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
+    pieces = (stream.feed(text[pos : pos + step]) for pos in range(0, len(text), step))
+    for deltas in (*pieces, stream.finish()):
+        for delta in deltas:
+            line = format_delta(delta)
+            if line is not None:
+                print(line, file=sys.stdout)
     return 0
 
 
@@ -451,10 +479,54 @@ def format_grammar(chat: ChatParams, dialect: str = "gbnf", *, full: bool = Fals
 def _grammar(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     schema = _read_json(args.json_schema, "--json-schema", is_list=False) if args.json_schema else None
+    problem = _schema_failure(args, tools, schema)
+    if problem is not None:
+        raise _Failure(problem)
     chat = _apply(args, tmpl, messages=[{"role": "user", "content": "Hi"}], tools=tools, json_schema=schema)
-    print(format_grammar(chat, args.format, full=args.full), file=sys.stdout)
+    try:
+        text = format_grammar(chat, args.format, full=args.full)
+    except AutoparserError as err:
+        raise _Failure(f"cannot build the grammar: {err}") from None
+    print(text, file=sys.stdout)
     return 0
+
+
+def _schema_failure(args: argparse.Namespace, tools: list[Any] | None, schema: dict[str, Any] | None) -> str | None:
+    """Why a tool's parameter schema or the ``--json-schema`` cannot become a grammar (an unknown type, a ``$ref``
+    that does not resolve, a bad ``pattern``), on one line naming the tool and parameter; None when all can.
+
+    Checked before any grammar is built, so the verdict does not depend on the template: a format whose grammar
+    falls back to any value where a schema has no spelling of its own (LFM2's Python literals) would otherwise
+    accept what the others refuse."""
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        parameters = function.get("parameters") if isinstance(function, dict) else None
+        problem = _schema_problem(parameters)
+        if problem is not None:
+            where, reason = problem
+            parts = where.split("/")
+            param = f", parameter {parts[2]!r}" if len(parts) > 2 and parts[1] == "properties" else ""
+            return f"--tools file {args.tools}: tool {function.get('name')!r}{param}: {reason} (at {where})"
+    problem = _schema_problem(schema) if schema is not None else None
+    if problem is not None:
+        return f"--json-schema file {args.json_schema}: {problem[1]} (at {problem[0]})"
+    return None
+
+
+def _schema_problem(schema: Any) -> tuple[str, str] | None:
+    """Where and why ``schema`` cannot be converted to a grammar (None: it can, or it is no schema)."""
+    from .peg.gbnf_syntax import RuleSet
+    from .peg.json_schema import JsonSchemaConverter
+
+    if not isinstance(schema, (dict, bool)):
+        return None
+    try:
+        JsonSchemaConverter(RuleSet()).convert(schema, "schema")
+    except SchemaError as err:
+        return err.path, err.reason
+    return None
 
 
 _COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar}

@@ -44,14 +44,6 @@ THOUGHT_IN_TEXT = (
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("ByteDance-Seed-OSS", "named"): GBNF_WHITESPACE,
-    ("Cohere2MoE", "required"): MARKERS_IN_TEXT,
-    ("Cohere2MoE", "named"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r-plus-tool_use", "auto-full"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r-plus-tool_use", "required"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r-plus-tool_use", "named"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", "auto-full"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", "required"): MARKERS_IN_TEXT,
-    ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", "named"): MARKERS_IN_TEXT,
     ("GLM-4.6", "auto-full"): GBNF_WHITESPACE,
     ("GLM-4.6", "required"): GBNF_WHITESPACE,
     ("GLM-4.7-Flash", "auto-full"): GBNF_WHITESPACE,
@@ -74,9 +66,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("MiroThinker", "required"): LONG,
     ("MiroThinker", "named"): LONG,
     ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "named"): GBNF_WHITESPACE,
-    ("NVIDIA-Nemotron-Nano-v2", "auto-full"): MARKERS_IN_TEXT,
-    ("NVIDIA-Nemotron-Nano-v2", "required"): MARKERS_IN_TEXT,
-    ("NVIDIA-Nemotron-Nano-v2", "named"): MARKERS_IN_TEXT,
     ("Qwen3-Coder", "auto-lazy"): MARKERS_IN_TEXT,
     ("Qwen3.5-4B", "named"): GBNF_WHITESPACE,
     ("Spark2.5", "auto-full"): GBNF_WHITESPACE,
@@ -104,9 +93,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("unsloth-Apriel-1.5", "auto-full"): MARKERS_IN_TEXT,
     ("unsloth-Apriel-1.5", "required"): MARKERS_IN_TEXT,
     ("unsloth-Apriel-1.5", "named"): MARKERS_IN_TEXT,
-    ("upstage-Solar-Open-100B", "auto-full"): MARKERS_IN_TEXT,
-    ("upstage-Solar-Open-100B", "required"): MARKERS_IN_TEXT,
-    ("upstage-Solar-Open-100B", "named"): MARKERS_IN_TEXT,
 }
 
 

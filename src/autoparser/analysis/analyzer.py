@@ -20,7 +20,7 @@ from .call_ids import analyze_id_format
 from .closers import with_implied_end
 from .content import analyze_content
 from .diff import common_prefix_len
-from .end_of_turn import analyze_end_of_turn
+from .end_of_turn import analyze_end_of_turn, analyze_stop_markers
 from .formats import GENERIC, detect_format
 from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
@@ -84,6 +84,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         stated = apply_prose(texts, draft)
     draft.tools = dataclasses.replace(draft.tools, format=with_implied_end(draft.tools.format, template.source))
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
+    end_of_turn = analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking)
     return TemplateAnalysis(
         template=name,
         format=fmt,
@@ -95,7 +96,10 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         preserved_tokens=tuple(_preserved_tokens(draft)),
         workarounds=tuple(applied),
         prose=tuple(stated),
-        end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking),
+        end_of_turn=end_of_turn,
+        stop_markers=analyze_stop_markers(
+            renderer, end_of_turn, template.eos_token, template.source, caps.supports_tool_calls
+        ),
         id_format=analyze_id_format(renderer) if caps.supports_tool_calls else "openai",
     )
 

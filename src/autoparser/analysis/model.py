@@ -238,6 +238,10 @@ class TemplateAnalysis:
     # Markers the template writes after the assistant's answer (``<|im_end|>``, ``</s>``): a model ends its turn
     # with them, so at the end of an output they are not content (see analysis/end_of_turn.py).
     end_of_turn: tuple[str, ...] = ()
+    # Markers that end a turn although the template does not write them after the answer: the marker the next turn
+    # opens with (GLM's ``<|user|>`` / ``<|observation|>``), ``</s>`` where the template writes an unknown
+    # ``eos_token``. Like ``end_of_turn``, markup where they end an output (see analysis/end_of_turn.py).
+    stop_markers: tuple[str, ...] = ()
     # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
     # "alnum9" (Mistral's templates accept nothing else; see analysis/call_ids.py).
     id_format: str = "openai"

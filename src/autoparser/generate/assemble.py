@@ -4,10 +4,11 @@ Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a w
 content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
 item either parses as structure or falls back to content, a complete parse never fails on model output.
 
-End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer) that end the output,
-possibly followed by whitespace or more of them, are markup: a model (or a server that does not strip them) wrote
-them to end its turn. Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a
-model that went on after its end of turn wrote something the client may want to see.
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer, the marker its next turn
+opens with, the common stop tokens: :func:`end_of_turn_markers`) that end the output, possibly followed by
+whitespace or more of them, are markup: a model (or a server that does not strip them) wrote them to end its turn.
+Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a model that went on
+after its end of turn wrote something the client may want to see.
 """
 
 from __future__ import annotations
@@ -102,9 +103,16 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         stops.extend(dropped_stops)
     content = analysis.content
     if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
+        # A wrapped answer runs to its end marker, or to a call marker: a model that opened the answer and called a
+        # tool inside it (`<answer>Let me check.<tool_call>...</tool_call></answer>`) wrote calls, not text; the
+        # closer after them is then a stray end-of-answer marker (markup, below).
         end = core(content.end)
-        body = p.tag(tags.CONTENT, p.until(end)) if end else p.tag(tags.CONTENT, p.rest())
-        items.append(flex(content.start) + body + (p.choice(flex(content.end), p.end()) if end else p.eps()))
+        call_starts = _call_markers(triggers, pythonic)
+        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        closing = [flex(content.end)] if end else []
+        if call_starts:
+            closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
+        items.append(flex(content.start) + body + (p.choice(*closing, p.end()) if closing else p.eps()))
         stops.append(core(content.start))
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
@@ -194,9 +202,56 @@ def _converter(analysis: TemplateAnalysis, pythonic: PythonicParser | None) -> C
     return None
 
 
+#: End-of-sequence and end-of-turn tokens of the common model families (Qwen/GPT, Llama 3, ChatML, Phi-3, DeepSeek,
+#: Gemma). An output that ends with one was stopped there by a server that did not strip it, or comes from a model
+#: whose template was loaded without its tokenizer config: markup at the end of the output, text anywhere else.
+#: (``</s>`` is not among them: it is also HTML. It counts where the template writes an unknown ``eos_token``:
+#: ``TemplateAnalysis.stop_markers``.)
+COMMON_STOPS = (
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<｜end▁of▁sentence｜>",
+    "<end_of_turn>",
+)
+
+
+def _call_markers(triggers: list[str], pythonic: PythonicParser | None) -> list[str]:
+    """The markers that start tool calls (not the bare brackets or fences JSON calls may start with)."""
+    if pythonic is not None:
+        return [t for t in triggers if t in pythonic.markers]
+    return [t for t in dict.fromkeys(triggers) if t and t not in ("{", "[", FENCE, *_BARE_STARTS)]
+
+
 def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
-    """The template's end-of-turn markers, trimmed, longest first (text runs stop at them)."""
-    return sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+    """The markers that end a turn, trimmed, longest first (text runs stop at them): the template's end-of-turn
+    markers, the marker its next turn opens with, and the common stop tokens — except those that are the
+    template's own markup for something else (a reasoning, content or tool-call marker decides what it is)."""
+    own = {m.strip() for m in analysis.end_of_turn if m.strip()}
+    structural = _structural_markers(analysis)
+    others = {m.strip() for m in (*analysis.stop_markers, *COMMON_STOPS) if m.strip()} - structural
+    return sorted(own | others, key=lambda m: (-len(m), m))
+
+
+def _structural_markers(analysis: TemplateAnalysis) -> set[str]:
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        tools.function.name_prefix,
+        tools.function.close,
+    )
+    return {core(m) for m in markers if core(m)}
 
 
 def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
@@ -206,8 +261,10 @@ def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
     if not markers:
         return []
     marker = p.choice(*(p.literal(m) for m in markers))
-    final = marker + p.peek(p.zero_or_more(p.space() + marker) + p.space() + p.end())
-    return [final, p.tag(tags.CONTENT, marker)]
+    # A run of markers is one item either way, so a run followed by text is scanned twice, not once per marker
+    # (`<|im_end|> ` repeated was quadratic).
+    run = marker + p.zero_or_more(p.space() + marker)
+    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
 
 
 def _id_position(analysis: TemplateAnalysis) -> str:
