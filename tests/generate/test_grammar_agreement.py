@@ -36,6 +36,11 @@ NO_PREFIX = "no short answer closes the reasoning block functionary's prompt ope
 VALUE_NEWLINE = "an enum string value may end in a line break the parser keeps (Gemma 3n's bare values)"
 BRACKET = "text before the calls may start with '[', which the parser takes for a call list that does not parse"
 MINIMAX_M3_ARGS = "MiniMax-M3's argument markup inside string values is read as the end of the arguments"
+THOUGHT_IN_TEXT = (
+    "Gemma 4's whole-output grammar for tool_choice auto is free text up to the first call (the shape structural tags "
+    "are built from), and that text may open a thought (<|channel>) it never closes: the parser ends the thought at "
+    "the call, an engine that skips triggers inside thoughts does not fire (tool_choice required excludes it)"
+)
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("ByteDance-Seed-OSS", "named"): GBNF_WHITESPACE,
@@ -71,7 +76,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("deepseek-ai-DeepSeek-V4", "auto-lazy"): ENGINE,
     ("deepseek-ai-DeepSeek-V4", "required"): ENGINE,
     ("google-ai-edge-LiteRT-LM-Gemma3n", "auto-lazy"): VALUE_NEWLINE,
+    ("google-gemma-4-31B-it", "auto-full"): THOUGHT_IN_TEXT,
     ("google-gemma-4-31B-it", "required"): ENGINE,
+    ("google-gemma-4-31B-it-interleaved", "auto-full"): THOUGHT_IN_TEXT,
     ("google-gemma-4-31B-it-interleaved", "required"): ENGINE,
     ("inclusionai-ling-3.0-flash", "auto-full"): GBNF_WHITESPACE,
     ("inclusionai-ling-3.0-flash", "required"): GBNF_WHITESPACE,

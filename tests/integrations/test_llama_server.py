@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate, merge_deltas
+from autoparser.generate.reasoning import WELL_KNOWN_BLOCKS
 
 from .llama_server import TRIGGER_TYPES, LlamaServer, complete, completion_body, preserve_for, server_binary, stream
 
@@ -147,9 +148,15 @@ def streamed_message(params: Any, pieces: list[str]) -> Any:
 
 def kept_text(template: ChatTemplate, text: str) -> str:
     """``text`` as the parser keeps it when nothing in it is structure: stripped, without the end-of-turn and
-    stop markers it ends with (``<|im_start|>``, ``[INST]``: markup where they end an output)."""
+    stop markers it ends with (``<|im_start|>``, ``[INST]``: markup where they end an output), and without a
+    reasoning end marker it starts with (``[/THINK]``; ``</think>`` where the template shows no reasoning: an empty
+    block, docs/parsing.md)."""
     ends = tuple(m for m in (*template.analysis.end_of_turn, *template.analysis.stop_markers) if m)
+    reasoning_end = template.analysis.reasoning.end.strip()
+    firsts = (reasoning_end,) if reasoning_end else tuple(end for _, end in WELL_KNOWN_BLOCKS)
     text = text.strip()
+    for first in firsts:
+        text = text.removeprefix(first).lstrip()
     while ends and text.endswith(ends):
         text = text[: -len(next(m for m in ends if text.endswith(m)))].rstrip()
     return text

@@ -26,6 +26,7 @@ from .dropped_markers import dropped_marker_calls, name_json_call, reads_name_th
 from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
+from .tools_dict import args_converter, dict_calls, syntax_of
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
@@ -43,6 +44,7 @@ __all__ = [
 # Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
 # an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
 _BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
+_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")  # a call marker that is a word (`functools`, `CALL:`), not markup
 _TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
 
 
@@ -140,8 +142,19 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items[1:1] = pythonic.fallbacks(text_run)  # right after the section
     if use_tools and unparsed:
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
-        choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
-        items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        ordered = sorted(set(unparsed), key=len, reverse=True)
+        marks = [s for s in ordered if not _WORD_MARKER.fullmatch(s)]
+        if marks:
+            choices = (p.literal(s) for s in marks)
+            items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        for word in (s for s in ordered if s not in marks):
+            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language: standing as a
+            # word (a space or punctuation after it, no bracket) it is text; elsewhere (a bracket follows, the output
+            # ends with it, it runs into more letters: `functoolsfunctools[`) it failed to start calls.
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            standalone = p.peek(p.chars("[^A-Za-z0-9_]", 1, 1)) + as_word
+            items.append(p.tag(tags.CONTENT, p.literal(word) + standalone + text_run))
+            items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot
     items.append(p.negate(p.end()) + text)
     for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
@@ -176,8 +189,17 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         tuple(triggers),
         request,
         _id_position(analysis) if use_tools else "none",
-        pythonic.convert if pythonic is not None else None,
+        _converter(analysis, pythonic) if use_tools else None,
     )
+
+
+def _converter(analysis: TemplateAnalysis, pythonic: PythonicParser | None) -> Callable[[str, str], str] | None:
+    """How complete TOOL_ARGS text becomes JSON, for formats whose arguments are not JSON."""
+    if pythonic is not None:
+        return pythonic.convert
+    if analysis.tools.format.mode is ToolFormatMode.TAG_WITH_DICT:
+        return args_converter(syntax_of(analysis.tools.dict_values))
+    return None
 
 
 #: End-of-sequence and end-of-turn tokens of the common model families (Qwen/GPT, Llama 3, ChatML, Phi-3, DeepSeek,
@@ -279,31 +301,34 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
+    dict_args = fmt.mode is ToolFormatMode.TAG_WITH_DICT  # `call:NAME{key:<|"|>v<|"|>}`: see tools_dict.py
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
+    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
+    implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start and json_native:
         # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
         # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
-        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         wrapped = p.recover(flex(fmt.per_call_start) + json_calls(fmt, request.tools, undeclared=undeclared) + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif per_start:
-        single = tagged_calls(tools, request)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         if reads_name_then_json(tools):
             # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
             single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
-        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else implied
         wrapped = p.recover(p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing))
         # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
         # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
         # written, so it is read without a warning.
         envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools)
-        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         # Outside a section every call is an item of its own, so a stream resumes after the last settled call
@@ -312,11 +337,12 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     elif json_native:
         calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start)
     else:
-        single = tagged_calls(tools, request)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         call = p.recover(p.tag(tags.TOOL, single))
-        calls = call + p.zero_or_more(p.space() + call)
+        between = p.space() + p.optional(p.choice(",", ";")) + p.space() if dict_args else p.space()
+        calls = call + p.zero_or_more(between + call)
     if sec_start:
-        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
+        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space() + implied
         section = p.recover(opener(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, lone), [sec_start, per_start]
