@@ -7,6 +7,8 @@ Each shape is built from the template's own syntax where it has one (tests/suppo
 * ``big_array``   one call whose argument holds a huge array of numbers;
 * ``markers``     the call-start marker repeated with junk after it;
 * ``raw_brackets`` ``[`` x N;  ``raw_objects`` ``{"a":`` x N;  ``sure_objects`` ``Sure. `` + ``{"a":`` x N;
+* ``end_markers`` the template's end-of-turn markers repeated after a short answer (each used to look ahead over
+  the rest of the run: quadratic);
 * ``content``     long plain content;  ``reasoning`` a long reasoning block then an answer (reasoning templates).
 
 Reported per template and shape: ``parse()`` ms at 10 KB / 100 KB / 1 MB with the growth ratio between 10x sizes,
@@ -36,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests pac
 from tests.robustness.mutations import DEEP_PLACEHOLDER
 from tests.support.outputs import CONTENT, REASONING, call_marker_cores, chat, outputs, render_calls
 
-from autoparser import bundled_templates
+from autoparser import ChatTemplate, bundled_templates
 
 PARSE_SIZES = (10_000, 100_000, 1_000_000)
 STREAM_SIZES = (10_000, 100_000)
@@ -117,6 +119,13 @@ def _markers(template: str) -> Callable[[int], str] | None:
     return lambda size: _repeat(cores[0] + " junk {x ", size)
 
 
+def _end_markers(template: str) -> Callable[[int], str] | None:
+    markers = ChatTemplate.load(template).analysis.end_of_turn
+    if not markers:
+        return None
+    return lambda size: ("Hi. " + _repeat(markers[0].strip() + " ", size))[:size] + "x"
+
+
 def _reasoning(template: str) -> Callable[[int], str] | None:
     found = [o for o in outputs(template) if o.label == "reasoning+content"]
     if not found:
@@ -133,6 +142,7 @@ SHAPES: dict[str, Callable[[str], Callable[[int], str] | None]] = {
     "raw_brackets": lambda t: lambda size: "[" * size,
     "raw_objects": lambda t: lambda size: _repeat('{"a":', size),
     "sure_objects": lambda t: lambda size: "Sure. " + _repeat('{"a":', size - 6),
+    "end_markers": _end_markers,
     "content": lambda t: lambda size: _repeat(CONTENT + "\n", size),
     "reasoning": _reasoning,
 }

@@ -241,7 +241,7 @@ def test_every_option_has_help() -> None:
     assert len(actions) > 20
     missing = [name for name, action in actions if not action.help or action.help == argparse.SUPPRESS]
     assert not missing, f"options without help text: {missing}"
-    for command in ("analyze", "parse", "grammar"):  # and the help renders
+    for command in ("analyze", "parse", "grammar", "serve"):  # and the help renders
         text = subprocess.run(
             [sys.executable, "-m", "autoparser", command, "--help"], capture_output=True, text=True, timeout=120
         ).stdout
@@ -416,3 +416,83 @@ def test_broken_config_files_are_named(capsys: pytest.CaptureFixture[str], tmp_p
     config.write_bytes(b'{"chat_template": "\xff"}')
     code, _, err = _run(capsys, "analyze", str(config))
     assert code == 1 and str(config) in err and "UTF-8" in err
+
+
+# --- the real entry point: streamed warnings, schema errors, files that are no chat template ----------------------
+
+_EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def _entry_point(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """The installed ``autoparser`` script (the console entry point), or ``python -m autoparser`` without it."""
+    script = Path(sys.executable).parent / "autoparser"
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "autoparser"]
+    return subprocess.run(
+        [*command, *argv], input=stdin, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_parse_stream_prints_the_warnings_of_the_final_delta() -> None:
+    """A call cut off by the end of the output is reported at ``finish()``: the stream's last line says so (it
+    printed ``{}``), the warnings are those of the complete parse, and no line is an empty delta."""
+    output = "Weather.\n</think>\n\nLet me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
+    tools = str(_EXAMPLES / "tools.json")
+    whole = _entry_point("parse", "Qwen3.5-4B", "-", "--tools", tools, stdin=output)
+    streamed = _entry_point("parse", "Qwen3.5-4B", "-", "--tools", tools, "--stream", "--chunk", "5", stdin=output)
+    assert whole.returncode == streamed.returncode == 0, streamed.stderr
+    expected = json.loads(whole.stdout)["warnings"]
+    assert expected
+    lines = [json.loads(line) for line in streamed.stdout.splitlines()]
+    assert all(lines), "an empty delta was printed"
+    assert [w for line in lines for w in line.get("warnings", [])] == expected
+    assert lines[-1].get("warnings")
+    assert "".join(line.get("content", "") for line in lines) == json.loads(whole.stdout)["content"]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "reason"),
+    [
+        ({"type": "nonsense"}, "unknown type 'nonsense'"),
+        ({"$ref": "#/$defs/missing"}, "cannot resolve $ref '#/$defs/missing'"),
+        ({"type": "string", "pattern": "(unclosed"}, "pattern '(unclosed'"),
+    ],
+)
+@pytest.mark.parametrize(
+    "template", ["Qwen3-Coder", "meta-llama-Llama-3.1-8B-Instruct", "LFM2-8B-A1B", "google-gemma-4-31B-it"]
+)
+def test_grammar_with_an_invalid_parameter_schema(
+    tmp_path: Path, template: str, parameter: dict[str, object], reason: str
+) -> None:
+    """One line naming the tool and the parameter, no traceback, exit code 1 like the other bad input files; the
+    same on every template (LFM2's and Gemma 4's grammars would silently allow any value)."""
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "when": parameter}}
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": schema}}]))
+    for extra in ([], ["--format", "lark"]):
+        proc = _entry_point("grammar", template, "--tools", str(tools), *extra)
+        assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert proc.stderr.startswith(f"autoparser: error: --tools file {tools}: tool 'get_weather', parameter 'when'")
+        assert reason in proc.stderr
+
+
+def test_grammar_with_an_invalid_json_schema(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "nonsense"}))
+    proc = _entry_point("grammar", "Qwen3-Coder", "--json-schema", str(schema))
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.strip() == f"autoparser: error: --json-schema file {schema}: unknown type 'nonsense' (at #/type)"
+    good = _entry_point("grammar", "Qwen3-Coder", "--tools", str(_EXAMPLES / "tools.json"))
+    assert good.returncode == 0 and "tool-get-weather" in good.stdout.replace("_", "-"), good.stderr
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".jinja"])
+def test_a_text_that_is_no_chat_template_fails_like_analyze(tmp_path: Path, suffix: str) -> None:
+    """``parse`` used to read everything as content with such a "template"; now it fails as ``analyze`` does."""
+    notes = tmp_path / f"notes{suffix}"
+    notes.write_text("Meeting notes.\nNothing to render here.\n", encoding="utf-8")
+    analyzed = _entry_point("analyze", str(notes))
+    assert analyzed.returncode == 1 and "nothing to analyze" in analyzed.stderr
+    for argv in (["parse", str(notes), "-"], ["grammar", str(notes)]):
+        proc = _entry_point(*argv, stdin="Hello")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", analyzed.stderr), argv

@@ -2,7 +2,8 @@
 
 ``autoparser templates`` lists the bundled chat templates; ``autoparser analyze TEMPLATE [--json]`` shows what a
 template's analysis found (markers are shown with their whitespace made visible); ``parse`` and ``grammar`` apply a
-template to a request. TEMPLATE is a bundled name, a ``.jinja`` file, a Hugging Face ``tokenizer_config.json`` /
+template to a request; ``serve`` runs an OpenAI-compatible chat server in front of a completion engine (the
+``serve`` extra). TEMPLATE is a bundled name, a ``.jinja`` file, a Hugging Face ``tokenizer_config.json`` /
 ``chat_template.json`` or a model directory holding them (``--template-name`` picks a named template).
 
 Like any well-behaved Unix tool it stays quiet when its reader goes away (``autoparser templates | head -1``), and
@@ -28,7 +29,8 @@ from rich.text import Text
 
 from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
 from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
-from .errors import AutoparserError, TemplateError
+from .errors import AutoparserError, SchemaError, TemplateError
+from .message import MessageDelta
 
 __all__ = ["build_parser", "format_analysis", "format_message", "format_templates", "main", "visible"]
 
@@ -74,7 +76,8 @@ def _template_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` / ``parse`` / ``grammar`` commands."""
+    """The argument parser: ``--version`` and the ``templates`` / ``analyze`` / ``parse`` / ``grammar`` / ``serve``
+    commands."""
     parser = argparse.ArgumentParser(
         prog="autoparser",
         description="Learn an LLM's output markup from its chat template and parse what it writes.",
@@ -113,7 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="call",
         help="a call to a tool not in --tools: a call with a warning (default), or content",
     )
-    parse.add_argument("--stream", action="store_true", help="feed the output piece by piece; print one delta per line")
+    parse.add_argument(
+        "--stream",
+        action="store_true",
+        help="feed the output piece by piece; print one delta per line, with its warnings (empty ones left out)",
+    )
     parse.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per streamed piece (default 4)")
     grammar = commands.add_parser(
         "grammar",
@@ -135,7 +142,87 @@ def build_parser() -> argparse.ArgumentParser:
         help="the grammar over the whole output, for engines that apply a grammar from the first token "
         "(vLLM/SGLang structured outputs, xgrammar); tool_choice auto otherwise gets a lazy grammar with triggers",
     )
+    _serve_arguments(commands)
     return parser
+
+
+# The choices of `serve`, here so that `autoparser --help` works without the serve extra (autoparser.serve.upstream
+# holds the same lists: tests/serve check they agree).
+_UPSTREAM_KINDS = ("llama.cpp", "openai")
+_GRAMMAR_FIELDS = ("none", "vllm-lark", "vllm-structural-tag", "sglang-ebnf", "sglang-structural-tag")
+_BOS_MODES = ("auto", "strip", "keep")
+_SERVE_INSTALL = "pip install 'autoparser[serve]'"
+
+
+def _serve_arguments(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve OpenAI chat completions (tool calls, reasoning) in front of a completion engine",
+        description="An OpenAI-compatible chat server in front of a raw completion engine: renders each request "
+        "with the template, sends the prompt and the request's grammar to the engine and parses its reply into "
+        f"reasoning, content and tool calls. Needs the serve extra: {_SERVE_INSTALL}.",
+    )
+    _template_arguments(serve)
+    serve.add_argument("--upstream", required=True, metavar="URL", help="the engine's base URL (http://127.0.0.1:8080)")
+    serve.add_argument(
+        "--upstream-kind",
+        choices=_UPSTREAM_KINDS,
+        default="llama.cpp",
+        help="llama.cpp: its server's /completion with GBNF, lazy triggers and preserved tokens (default); "
+        "openai: an OpenAI-style /v1/completions (vLLM, SGLang, TGI, providers)",
+    )
+    serve.add_argument(
+        "--grammar-field",
+        choices=_GRAMMAR_FIELDS,
+        default="none",
+        help="openai kind: where the engine takes the whole-output grammar: vllm-lark "
+        "(structured_outputs.grammar), vllm-structural-tag (structured_outputs.structural_tag), sglang-ebnf (ebnf), "
+        "sglang-structural-tag (response_format); none sends no grammar (default)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--model-name", metavar="NAME", help="the model name clients see (default: the template's)")
+    serve.add_argument(
+        "--upstream-model", metavar="NAME", help="openai kind: the model to ask for (default: the first it lists)"
+    )
+    serve.add_argument(
+        "--upstream-api-key",
+        metavar="KEY",
+        default=os.environ.get("AUTOPARSER_UPSTREAM_API_KEY"),
+        help="bearer token for the upstream (default: $AUTOPARSER_UPSTREAM_API_KEY)",
+    )
+    serve.add_argument(
+        "--default-max-tokens",
+        type=int,
+        metavar="N",
+        help="token limit for requests that set none (default: the rest of the context: llama.cpp's n_predict -1, "
+        "max_tokens null for OpenAI-style engines; SGLang needs a number)",
+    )
+    serve.add_argument(
+        "--bos",
+        choices=_BOS_MODES,
+        default="auto",
+        help="the template's BOS text at the start of the prompt: strip it where the engine adds BOS when it "
+        "tokenizes (auto: asks llama.cpp, strips for OpenAI-style engines), or keep it",
+    )
+    serve.add_argument(
+        "--upstream-extra",
+        metavar="JSON",
+        help="a JSON object merged into every upstream request (e.g. '{\"skip_special_tokens\": false}')",
+    )
+    serve.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
+    )
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn's log level (default info: one line per request)",
+    )
 
 
 def format_templates(names: Sequence[str]) -> str:
@@ -338,6 +425,18 @@ def _analysis(spec: str, tmpl: ChatTemplate) -> TemplateAnalysis:
     raise _Failure(f"{spec}: no probe conversation shows its messages' content; nothing to analyze")
 
 
+def _check_template(spec: str, tmpl: ChatTemplate, tools: list[Any] | None) -> None:
+    """Fail as ``analyze`` does where the template the request renders with (``tool_use`` for a request with tools,
+    of a config with named templates) is no chat template: a text file would otherwise read every output as
+    content without a word."""
+    choose = getattr(tmpl, "_for_tools", None)  # (a config with several named templates)
+    try:
+        chosen = choose(tools) if choose is not None else tmpl
+    except AutoparserError as err:
+        raise _Failure(_in(spec, err)) from None
+    _analysis(spec, chosen)
+
+
 def _analyze(args: argparse.Namespace) -> int:
     analysis = _analysis(args.template, _load(args.template, args.template_name))
     if args.json:
@@ -382,6 +481,15 @@ def format_message(message: ChatMessage) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def format_delta(delta: MessageDelta) -> str | None:
+    """One streamed delta as a line of JSON (the OpenAI ``delta`` object), with the warnings it carries under
+    ``warnings`` (a stream reports most of them at ``finish()``); None for a delta that adds nothing."""
+    data = delta.to_openai()
+    if delta.warnings:
+        data["warnings"] = [str(w) for w in delta.warnings]
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
 def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> ChatParams:
     try:
         chat = tmpl.apply(
@@ -400,6 +508,7 @@ def _apply(args: argparse.Namespace, tmpl: ChatTemplate, **request: Any) -> Chat
 def _parse(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     messages = _read_json(args.messages, "--messages") if args.messages else [{"role": "user", "content": "Hi"}]
     chat = _apply(
         args,
@@ -415,11 +524,12 @@ def _parse(args: argparse.Namespace) -> int:
         return 0
     stream = chat.stream()
     step = max(args.chunk, 1)
-    for pos in range(0, len(text), step):
-        for delta in stream.feed(text[pos : pos + step]):
-            print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
-    for delta in stream.finish():
-        print(json.dumps(delta.to_openai(), ensure_ascii=False), file=sys.stdout)
+    pieces = (stream.feed(text[pos : pos + step]) for pos in range(0, len(text), step))
+    for deltas in (*pieces, stream.finish()):
+        for delta in deltas:
+            line = format_delta(delta)
+            if line is not None:
+                print(line, file=sys.stdout)
     return 0
 
 
@@ -451,13 +561,113 @@ def format_grammar(chat: ChatParams, dialect: str = "gbnf", *, full: bool = Fals
 def _grammar(args: argparse.Namespace) -> int:
     tmpl = _load(args.template, args.template_name)
     tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
     schema = _read_json(args.json_schema, "--json-schema", is_list=False) if args.json_schema else None
+    problem = _schema_failure(args, tools, schema)
+    if problem is not None:
+        raise _Failure(problem)
     chat = _apply(args, tmpl, messages=[{"role": "user", "content": "Hi"}], tools=tools, json_schema=schema)
-    print(format_grammar(chat, args.format, full=args.full), file=sys.stdout)
+    try:
+        text = format_grammar(chat, args.format, full=args.full)
+    except AutoparserError as err:
+        raise _Failure(f"cannot build the grammar: {err}") from None
+    print(text, file=sys.stdout)
     return 0
 
 
-_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar}
+def _schema_failure(args: argparse.Namespace, tools: list[Any] | None, schema: dict[str, Any] | None) -> str | None:
+    """Why a tool's parameter schema or the ``--json-schema`` cannot become a grammar (an unknown type, a ``$ref``
+    that does not resolve, a bad ``pattern``), on one line naming the tool and parameter; None when all can.
+
+    Checked before any grammar is built, so the verdict does not depend on the template: a format whose grammar
+    falls back to any value where a schema has no spelling of its own (LFM2's Python literals) would otherwise
+    accept what the others refuse."""
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        parameters = function.get("parameters") if isinstance(function, dict) else None
+        problem = _schema_problem(parameters)
+        if problem is not None:
+            where, reason = problem
+            parts = where.split("/")
+            param = f", parameter {parts[2]!r}" if len(parts) > 2 and parts[1] == "properties" else ""
+            return f"--tools file {args.tools}: tool {function.get('name')!r}{param}: {reason} (at {where})"
+    problem = _schema_problem(schema) if schema is not None else None
+    if problem is not None:
+        return f"--json-schema file {args.json_schema}: {problem[1]} (at {problem[0]})"
+    return None
+
+
+def _schema_problem(schema: Any) -> tuple[str, str] | None:
+    """Where and why ``schema`` cannot be converted to a grammar (None: it can, or it is no schema)."""
+    from .peg.gbnf_syntax import RuleSet
+    from .peg.json_schema import JsonSchemaConverter
+
+    if not isinstance(schema, (dict, bool)):
+        return None
+    try:
+        JsonSchemaConverter(RuleSet()).convert(schema, "schema")
+    except SchemaError as err:
+        return err.path, err.reason
+    return None
+
+
+
+def _model_name(spec: str) -> str:
+    """The name clients see by default: a model directory's name (also for its config files), a template file's
+    stem, a bundled template's name."""
+    path = Path(spec)
+    if not path.exists():
+        return spec  # a bundled template's name (its file name ends in .jinja)
+    path = path.resolve()
+    if path.is_dir():
+        return path.name
+    model_files = ("tokenizer_config.json", "chat_template.json", "chat_template.jinja")
+    return path.parent.name if path.name in model_files else path.stem
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from .serve import ServeConfig, create_app, serve
+    except ImportError as err:
+        raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
+    extra: dict[str, Any] = {}
+    if args.upstream_extra:
+        try:
+            extra = json.loads(args.upstream_extra)
+        except json.JSONDecodeError as err:
+            raise _Failure(f"--upstream-extra is not valid JSON: {err.msg}", 2) from None
+        if not isinstance(extra, dict):
+            raise _Failure("--upstream-extra must be a JSON object", 2)
+    if args.grammar_field != "none" and args.upstream_kind != "openai":
+        raise _Failure("--grammar-field applies to --upstream-kind openai (llama.cpp gets GBNF with triggers)", 2)
+    tmpl = _load(args.template, args.template_name)
+    _analysis(args.template, tmpl)  # a template with nothing to learn fails here, not on the first request
+    config = ServeConfig(
+        upstream=args.upstream,
+        upstream_kind=args.upstream_kind,
+        grammar_field=args.grammar_field,
+        model_name=args.model_name or _model_name(args.template),
+        upstream_model=args.upstream_model,
+        upstream_api_key=args.upstream_api_key,
+        default_max_tokens=args.default_max_tokens,
+        bos=args.bos,
+        upstream_extra=extra,
+        upstream_timeout=args.upstream_timeout or None,
+    )
+    try:
+        app = create_app(tmpl, config)
+    except (AutoparserError, ValueError) as err:
+        raise _Failure(_in(args.template, err)) from None
+    print(
+        f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1 "
+        f"in front of {args.upstream_kind} at {args.upstream}",
+        file=sys.stderr,
+    )
+    serve(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar, "serve": _serve}
 # What a process killed by SIGPIPE reports to its shell (141), as `yes | head -1` does; 1 where there is no SIGPIPE.
 _BROKEN_PIPE = 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
 

@@ -116,14 +116,18 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     warnings: tuple[ParseWarning, ...] = ()
 
-    def to_openai(self) -> dict[str, Any]:
-        """The OpenAI chat-completion message dict (``content`` is None for a message with only tool calls)."""
+    def to_openai(self, *, reasoning_field: str = "reasoning_content") -> dict[str, Any]:
+        """The OpenAI chat-completion message dict (``content`` is None for a message with only tool calls).
+
+        ``reasoning_field``: the key the reasoning goes under, ``"reasoning_content"`` (DeepSeek's, and vLLM's
+        until 0.10) or ``"reasoning"`` (vLLM's newer field, OpenRouter's)."""
+        key = _reasoning_key(reasoning_field)
         message: dict[str, Any] = {
             "role": self.role,
             "content": self.content if self.content or not self.tool_calls else None,
         }
         if self.reasoning_content:
-            message["reasoning_content"] = self.reasoning_content
+            message[key] = self.reasoning_content
         if self.tool_calls:
             message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return message
@@ -182,17 +186,29 @@ class MessageDelta:
     tool_calls: tuple[ToolCallDelta, ...] = ()
     warnings: tuple[ParseWarning, ...] = field(default=())
 
-    def to_openai(self) -> dict[str, Any]:
-        """The ``delta`` object of an OpenAI ``chat.completion.chunk``."""
+    def to_openai(self, *, reasoning_field: str = "reasoning_content") -> dict[str, Any]:
+        """The ``delta`` object of an OpenAI ``chat.completion.chunk`` (``{}`` for a delta that adds nothing: a
+        feed whose text the parser holds back; servers skip those). ``reasoning_field`` as in
+        :meth:`ChatMessage.to_openai`."""
+        key = _reasoning_key(reasoning_field)
         delta: dict[str, Any] = {}
         if self.content:
             delta["content"] = self.content
         if self.reasoning_content:
-            delta["reasoning_content"] = self.reasoning_content
+            delta[key] = self.reasoning_content
         wire = [call.to_openai() for call in self.tool_calls if call.sends_something]
         if wire:
             delta["tool_calls"] = wire
         return delta
+
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _reasoning_key(field: str) -> str:
+    if field not in _REASONING_FIELDS:
+        raise ValueError(f"reasoning_field must be one of {_REASONING_FIELDS}, got {field!r}")
+    return field
 
 
 def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta:

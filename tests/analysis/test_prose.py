@@ -6,6 +6,8 @@ Expected markers are quoted from each template's own instruction text (or, for K
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from autoparser import ChatTemplate
@@ -99,6 +101,82 @@ def test_declared_tools_are_not_a_stated_call() -> None:
 def test_a_pythonic_statement_is_not_read_as_json() -> None:
     # MiniCPM3 states Python calls; another phase reads those from the rendered calls.
     assert read_tool_format(instructions("openbmb-MiniCPM3-4B").tools) is None
+
+
+# A bare word written right before the example call is its marker (issue 19): glued to the bracket, or on the same
+# line where another sentence names the word as a marker.
+WORD_MARKERS = [
+    (
+        "prefix function calls with toolcall marker (no closing marker required)\n* all calls in a single JSON list "
+        'formatted as toolcall[{"name": [function name], "arguments": [function arguments as JSON]}, ...]',
+        "section_start",
+        "toolcall",
+    ),
+    (
+        'Call tools like this: calls[{"name": "tool", "arguments": {}}]',  # glued: no other mention needed
+        "section_start",
+        "calls",
+    ),
+    (
+        "Start your reply with the keyword FUNCTION_CALLS followed by a JSON array of calls, for example:\n"
+        'FUNCTION_CALLS [{"name": "tool_name", "arguments": {"arg": "value"}}]',
+        "section_start",
+        "FUNCTION_CALLS",
+    ),
+    (
+        "When a tool would help, write the word CALL: and then the call as a JSON object, one call per line:\n"
+        'CALL: {"name": "the_tool", "parameters": {"param": "value"}}',
+        "per_call_start",
+        "CALL:",
+    ),
+    (
+        "Each function call must be preceded by the token <<call>> ... Example: "
+        '@call {"name": "f", "arguments": {}}',  # the word before the example is not the one named
+        "per_call_start",
+        "",
+    ),
+    ('Return the calls formatted as [{"name": "f", "arguments": {}}]', "section_start", ""),
+    ('Reply with JSON like this: [{"name": "f", "arguments": {}}]', "section_start", ""),
+    ('Example: {"name": "f", "arguments": {}}', "per_call_start", ""),
+    ('Use functions {"name": "f", "arguments": {}} when needed.', "per_call_start", ""),  # never named a marker
+]
+
+
+@pytest.mark.parametrize(("text", "field", "word"), WORD_MARKERS)
+def test_word_before_an_example_is_the_call_marker(text: str, field: str, word: str) -> None:
+    fmt = read_tool_format(text)
+    assert fmt is not None and fmt.mode is ToolFormatMode.JSON_NATIVE
+    assert fmt.tools_array_wrapped == (field == "section_start")  # a list: section markers; one object: per call
+    if word:
+        assert getattr(fmt, field) == word
+    assert not {fmt.section_start, fmt.per_call_start} - {word, ""}
+
+
+TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "per_call", "args_key"),
+    [
+        ("prose-word-glued.jinja", "toolcall", "", "arguments"),
+        ("prose-word-keyword.jinja", "FUNCTION_CALLS", "", "arguments"),
+        ("prose-word-object.jinja", "", "CALL:", "parameters"),
+    ],
+)
+def test_synthetic_templates_state_a_word_marker(name: str, section: str, per_call: str, args_key: str) -> None:
+    result = ChatTemplate.from_file(TEMPLATES / name).analysis
+    fmt = result.tools.format
+    assert result.prose == ("tools",)
+    assert (fmt.mode, fmt.section_start, fmt.per_call_start) == (ToolFormatMode.JSON_NATIVE, section, per_call)
+    assert fmt.tools_array_wrapped == bool(section)
+    assert fmt.args_field == args_key
+    assert result.preserved_tokens == (section or per_call,)
+
+
+def test_firefunction_renders_the_word_it_states() -> None:
+    # Firefunction v2 states "prefix function calls with functools marker" and renders `functools[...]` too.
+    result = analysis("fireworks-ai-llama-3-firefunction-v2")
+    assert (result.tools.format.section_start, result.prose) == ("functools", ())
 
 
 def test_answer_markers_after_stated_reasoning_end_the_reasoning() -> None:

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.generate.assemble import COMMON_STOPS
 from autoparser.generate.reasoning import prefill
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
@@ -197,3 +198,144 @@ def test_bare_json_calls_with_a_broken_object_and_a_marker() -> None:
     assert "<|eot_id|>" not in message.content
     assert "Oslo" in message.content + "".join(c.arguments for c in message.tool_calls)
     _streams_equal(params, text, "<|eot_id|>")
+
+
+# --- without a tokenizer config: common stop tokens, the next turn's marker, an unknown EOS ----------------------
+
+# Formats whose parsers use the shared end-of-turn items (gpt-oss, Gemma 4, MiniMax M3 and MiroThinker read their
+# own end markers).
+SHARED_EOT = ("generic", "kimi-k2", "deepseek-dsml", "functionary-v3.2", "lfm2", "lfm2.5")
+EOT_TEMPLATES = [n for n in bundled_templates() if ChatTemplate.load(n).analysis.format in SHARED_EOT]
+
+# What each template writes when the turn after an assistant's begins (read off the templates themselves).
+NEXT_TURN = {
+    "GLM-4.6": ("<|user|>", "<|observation|>"),
+    "GLM-4.7-Flash": ("<|user|>", "<|observation|>"),
+    "GLM-5.2": ("<|user|>", "<|observation|>"),
+    "mistralai-Ministral-3-14B-Reasoning-2512": ("[INST]", "[TOOL_RESULTS]"),
+    "mistralai-Mistral-Nemo-Instruct-2407": ("[INST]", "[TOOL_RESULTS]"),
+    "nvidia-Nemotron-Mini-4B-Instruct": ("<extra_id_1>",),
+    "Qwen3-Coder": ("<|im_start|>",),
+    "meta-llama-Llama-3.1-8B-Instruct": ("<|start_header_id|>",),
+    "deepseek-ai-DeepSeek-V3.1": ("<｜User｜>", "<｜tool▁output▁begin｜>"),
+    "moonshotai-Kimi-K2": ("<|im_user|>", "<|im_system|>"),
+    "LGAI-EXAONE-K-EXAONE-236B-A23B": ("<|user|>", "<|tool|>"),
+}
+
+
+@pytest.mark.parametrize(("name", "markers"), sorted(NEXT_TURN.items()))
+def test_the_next_turns_marker_is_learned(name: str, markers: tuple[str, ...]) -> None:
+    analysis = ChatTemplate.load(name).analysis
+    assert all(m in analysis.stop_markers for m in markers), analysis.stop_markers
+    assert not set(analysis.stop_markers) & set(analysis.end_of_turn)
+
+
+def test_an_unknown_eos_is_the_usual_one() -> None:
+    """A template that writes ``eos_token``, loaded without a tokenizer config: ``</s>`` ends its turns; with one,
+    the given EOS is the end of turn instead. A template that never writes it does not get ``</s>``."""
+    assert "</s>" in ChatTemplate.load("mistralai-Ministral-3-14B-Reasoning-2512").analysis.stop_markers
+    given = ChatTemplate.load("mistralai-Ministral-3-14B-Reasoning-2512", eos_token="</s>").analysis
+    assert "</s>" in given.end_of_turn and "</s>" not in given.stop_markers
+    assert "</s>" not in ChatTemplate.load("Qwen3-Coder").analysis.stop_markers
+
+
+def test_ministral_without_a_tokenizer_config() -> None:
+    """The issue's example: the EOS Ministral writes after its answers, with no tokenizer config to name it."""
+    params = ChatTemplate.load("mistralai-Ministral-3-14B-Reasoning-2512").apply(USER)
+    text = "[THINK]x[/THINK]The answer is 4.</s>"
+    message = params.parse(text)
+    assert (message.reasoning_content, message.content, message.warnings) == ("x", "The answer is 4.", ())
+    _streams_equal(params, text, "</s>")
+    assert params.parse("[THINK]x[/THINK]Use <s>old</s> new.</s>").content == "Use <s>old</s> new."
+
+
+def _stops(name: str) -> list[str]:
+    """The markers that end a turn only at the end of the output (not the template's content markers: Solar's
+    ``<|end|>`` closes its wrapped answers, so it is markup everywhere)."""
+    analysis = ChatTemplate.load(name).analysis
+    content = {analysis.content.start.strip(), analysis.content.end.strip()}
+    return sorted({*COMMON_STOPS, *analysis.stop_markers} - content)
+
+
+# What an answer starts with where the generation prompt leaves the model to name the recipient.
+ANSWER_OPENING = {"meetkai-functionary-medium-v3.2": "all\n"}
+
+
+@pytest.mark.parametrize("name", EOT_TEMPLATES)
+def test_stop_markers_ending_the_output_are_not_content(name: str) -> None:
+    """Every common stop token and every learned stop marker, on every template whose parser shares the end-of-turn
+    items: markup at the end of the output (also after another marker, or with a line break), text elsewhere."""
+    params = _chat(name)
+    opening = ANSWER_OPENING.get(name, _opening(name))
+    for marker in _stops(name):
+        for ending in ("{m}", "{m}\n", "<|im_end|>{m}" if marker != "<|im_end|>" else "{m}{m}"):
+            text = opening + "The answer is <b>42</b>." + ending.format(m=marker)
+            message = params.parse(text)
+            assert (message.content, message.warnings) == ("The answer is <b>42</b>.", ()), (marker, text)
+        assert not check_stream(params, char_chunks(text), message), text
+        inside = f"{opening}Before {marker} after."
+        message = params.parse(inside)
+        assert message.content == f"Before {marker} after.", marker
+        assert not check_stream(params, char_chunks(inside), message), inside
+
+
+@pytest.mark.parametrize("name", ["GLM-4.6", "GLM-4.7-Flash", "GLM-5.2"])
+def test_glm_ends_its_turn_with_the_next_turns_marker(name: str) -> None:
+    """GLM writes nothing after an answer: its model stops by writing the next turn's role marker, ``<|user|>``
+    after an answer, ``<|observation|>`` after calls."""
+    tmpl = ChatTemplate.load(name)
+    params = tmpl.apply(
+        OUTPUT_USER, tools=OUTPUT_TOOLS, reasoning_format="auto", enable_thinking=True, parallel_tool_calls=False
+    )
+    call = render_calls(name, [("get", {"city": "Oslo"})])
+    assert call is not None
+    answer = call[: call.index("<tool_call>")] + "It is sunny."  # (after the reasoning block the call's turn has)
+    for text, marker in ((call.rstrip() + "<|observation|>", "<|observation|>"), (answer + "<|user|>", "<|user|>")):
+        message = params.parse(text)
+        assert message.content == ("" if message.tool_calls else "It is sunny."), text
+        assert not message.warnings, text
+        _streams_equal(params, text, marker)
+    assert [c.name for c in params.parse(call.rstrip() + "<|observation|>").tool_calls] == ["get"]
+
+
+def test_a_stop_marker_cut_off_is_held_back_only_while_it_may_still_be_one() -> None:
+    """The stream holds back only what may still become a marker ending the output: ``<|us`` while it may be
+    ``<|user|>``; at ``finish()`` or once it cannot be one any more, it is text."""
+    params = ChatTemplate.load("GLM-4.6").apply(USER, enable_thinking=False)
+    stream = params.stream()
+    sent = "".join(d.content for d in stream.feed("Hello world. <|us"))
+    assert sent == "Hello world."
+    assert "".join(d.content for d in stream.finish()) == " <|us"
+    stream = params.stream()
+    sent = "".join(d.content for d in stream.feed("Hello world. <|user|> and"))
+    assert sent == "Hello world. <|user|> and"
+    assert params.parse("Hello world. <|us").content == "Hello world. <|us"
+
+
+def test_a_new_next_turn_marker_is_learned_from_a_synthetic_template() -> None:
+    """A template that writes nothing after an answer and opens the next turn with a token of its own."""
+    source = (
+        "{% for m in messages %}{% if m.role == 'user' %}<|human|>{{ m.content }}{% else %}<|bot|>{{ m.content }}"
+        "{% endif %}{% endfor %}{% if add_generation_prompt %}<|bot|>{% endif %}"
+    )
+    tmpl = ChatTemplate(source, name="human-bot.jinja")
+    assert tmpl.analysis.end_of_turn == ()
+    assert "<|human|>" in tmpl.analysis.stop_markers
+    params = tmpl.apply(USER)
+    for text in ("Sure, 42.<|human|>", "Sure, 42.<|human|>\n", "Sure, 42.<|endoftext|><|human|>"):
+        message = params.parse(text)
+        assert (message.content, message.warnings) == ("Sure, 42.", ()), text
+        _streams_equal(params, text, "<|human|>")
+    assert params.parse("Say <|human|> twice.").content == "Say <|human|> twice."
+
+
+def test_a_long_run_of_markers_is_content_when_text_follows() -> None:
+    """A run of end-of-turn markers followed by text is content, parsed and streamed. (Each marker used to look
+    ahead over the rest of the run: quadratic; bench/linear_bench.py --shapes end_markers measures the cost.)"""
+    params = ChatTemplate.load("Qwen3-Coder").apply(USER)
+    text = ("Hi. " + "<|im_end|> " * 500) + "x"
+    assert params.parse(text).content == text
+    stream = params.stream()
+    deltas = [d for piece in (text[i : i + 7] for i in range(0, len(text), 7)) for d in stream.feed(piece)]
+    deltas += stream.finish()
+    assert "".join(d.content or "" for d in deltas) == text

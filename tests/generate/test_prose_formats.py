@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +40,11 @@ MINICPM3 = "openbmb-MiniCPM3-4B"
 COGITO = "deepcogito-cogito-v1-preview-qwen-14B"
 HERMES4 = "NousResearch-Hermes-4-14B"
 APRIEL = "unsloth-Apriel-1.5"
+# Synthetic templates that state the call marker as a bare word before an example (tests/data/templates/).
+TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
+WORD_GLUED = str(TEMPLATES / "prose-word-glued.jinja")  # "prefix function calls with toolcall marker": toolcall[...]
+WORD_KEYWORD = str(TEMPLATES / "prose-word-keyword.jinja")  # "start your reply with the keyword FUNCTION_CALLS"
+WORD_OBJECT = str(TEMPLATES / "prose-word-object.jinja")  # "write the word CALL: and then the call as a JSON object"
 
 PARIS = ("get_weather", {"city": "Paris"})
 ROME = ("get_weather", {"city": "Rome", "days": 2})
@@ -194,11 +200,72 @@ CASES = [
         markers=("[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]"),
     ),
     Case("apriel-plain", APRIEL, "Hello! How can I help?", content="Hello! How can I help?", tools=False),
+    # A bare word before the example call, glued to its list: the word is the call marker (issue 19).
+    Case(
+        "word-glued",
+        WORD_GLUED,
+        'toolcall[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        calls=(PARIS,),
+        markers=("toolcall",),
+    ),
+    Case(
+        "word-glued-text-first",
+        WORD_GLUED,
+        'Let me check both.\ntoolcall[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}]',
+        content="Let me check both.",
+        calls=(PARIS, ROME),
+        markers=("toolcall",),
+    ),
+    Case(
+        "word-glued-spaced",
+        WORD_GLUED,
+        'toolcall [\n  {"name": "get_weather", "arguments": {"city": "Paris"}}\n]\n',
+        calls=(PARIS,),
+        markers=("toolcall",),
+    ),
+    Case(
+        "word-in-an-answer",
+        WORD_GLUED,
+        "A toolcall marker starts each call; toolcall is a word here.",
+        content="A toolcall marker starts each call; toolcall is a word here.",
+    ),
+    Case(
+        "word-keyword",
+        WORD_KEYWORD,
+        'FUNCTION_CALLS [{"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}]',
+        calls=(ROME,),
+        markers=("FUNCTION_CALLS",),
+    ),
+    Case(
+        "word-keyword-next-line",
+        WORD_KEYWORD,
+        'FUNCTION_CALLS\n[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "ping", "arguments": {}}]',
+        calls=(PARIS, ("ping", {})),
+        markers=("FUNCTION_CALLS",),
+    ),
+    Case(
+        "word-object",
+        WORD_OBJECT,
+        'CALL: {"name": "get_weather", "parameters": {"city": "Paris"}}\n'
+        'CALL: {"name": "get_weather", "parameters": {"city": "Rome", "days": 2}}',
+        calls=(PARIS, ROME),
+        markers=("CALL:",),
+    ),
+    Case(
+        "word-object-after-text",
+        WORD_OBJECT,
+        'I will look it up.\nCALL: {"name": "get_weather", "arguments": {"city": "Paris"}}',
+        content="I will look it up.",
+        calls=(PARIS,),
+        markers=("CALL:",),
+    ),
 ]
 
 
 def chat(case: Case) -> ChatParams:
-    return ChatTemplate.load(case.template).apply(
+    load = ChatTemplate.from_file if case.template.endswith(".jinja") else ChatTemplate.load
+    return load(case.template).apply(
         USER, TOOLS if case.tools else None, reasoning_format="auto", chat_template_kwargs=case.kwargs
     )
 

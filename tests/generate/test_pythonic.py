@@ -476,6 +476,106 @@ def test_lfm_empty_list_is_no_call(name: str) -> None:
         assert message.warnings == ()
 
 
+# ----------------------------------------------------------------------------- JSON calls inside a pythonic wrapper
+
+JSON_TEMPLATES = ["LFM2-8B-A1B", "LFM2.5-Instruct", *TEMPLATES]
+JSON_CALL = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}'
+JSON_PING = '{"name": "ping", "arguments": {}}'
+JSON_CASES = {
+    # a list of JSON calls in LFM2's markers, as LFM2 / LFM2.5 models write them
+    "list": (f"<|tool_call_start|>[{JSON_CALL}]<|tool_call_end|>", [("get_weather", {"city": "Paris", "days": 2})]),
+    "two": (
+        f"<|tool_call_start|>[{JSON_CALL}, {JSON_PING}]<|tool_call_end|>",
+        [("get_weather", {"city": "Paris", "days": 2}), ("ping", {})],
+    ),
+    "object": (f"<|tool_call_start|>{JSON_CALL}<|tool_call_end|>", [("get_weather", {"city": "Paris", "days": 2})]),
+    "spaced": (
+        f"<|tool_call_start|>\n[\n  {JSON_CALL}\n]\n<|tool_call_end|>",
+        [("get_weather", {"city": "Paris", "days": 2})],
+    ),
+    "string arguments": (
+        '<|tool_call_start|>[{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}]<|tool_call_end|>',
+        [("get_weather", {"city": "Paris"})],
+    ),
+    "other wrapper": (f"<|python_start|>[{JSON_CALL}]<|python_end|>", [("get_weather", {"city": "Paris", "days": 2})]),
+    "tool fence": (f"```tool_code\n[{JSON_CALL}]\n```", [("get_weather", {"city": "Paris", "days": 2})]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JSON_CASES))
+@pytest.mark.parametrize("name", JSON_TEMPLATES)
+def test_json_calls_inside_a_wrapper(name: str, case: str) -> None:
+    """The wrapper says calls follow: a model trained on JSON calls writes the envelope in it, and those are calls,
+    wrapper consumed, no warning (they were text with a warning before)."""
+    calls, expected = JSON_CASES[case]
+    output = "Let me check.\n" + calls
+    params = chat(name)
+    message = params.parse(output)
+    assert calls_of(message) == expected
+    assert message.content == "Let me check."
+    assert message.warnings == ()
+    markers = ["<|tool_call_start|>", "<|tool_call_end|>", "<|python_start|>", "```"]
+    for pieces in [char_chunks(output), random_chunks(output, 3), *marker_cut_chunkings(output, markers)]:
+        assert not check_stream(params, pieces, message)
+
+
+@pytest.mark.parametrize("name", JSON_TEMPLATES)
+def test_json_calls_inside_a_wrapper_cut_anywhere(name: str) -> None:
+    output = f"I will check.\n<|tool_call_start|>[{JSON_CALL}, {JSON_PING}]<|tool_call_end|>"
+    params = chat(name)
+    words = ["check", "Paris"]
+    for cut in range(1, len(output) + 1):
+        prefix = output[:cut]
+        message, failures = check_parse(params, prefix, words=words, call_markers=["<|tool_call_start|>"])
+        assert not failures, (prefix, failures)
+        assert message is not None
+    for cut in (40, 70, 90):
+        assert not check_stream(params, char_chunks(output[:cut]))
+
+
+@pytest.mark.parametrize("name", ["LFM2-8B-A1B", "LFM2.5-Instruct", "openbmb-MiniCPM3-4B"])
+def test_json_calls_outside_a_wrapper_are_text(name: str) -> None:
+    """Bare, or in a code fence that holds code: an answer showing the JSON format is not a call."""
+    params = chat(name)
+    for output in (f"The format is [{JSON_CALL}].", f"Like this:\n```python\n[{JSON_CALL}]\n```"):
+        message = params.parse(output)
+        assert message.tool_calls == ()
+        assert message.content == output
+        assert not check_stream(params, char_chunks(output), message)
+
+
+@pytest.mark.parametrize("name", ["LFM2-8B-A1B", "LFM2.5-Instruct", "openbmb-MiniCPM3-4B"])
+def test_json_calls_inside_a_wrapper_that_do_not_parse(name: str) -> None:
+    """An undeclared tool or a body that is no call: the wrapper and its text stay content, with a warning."""
+    params = chat(name)
+    for body in ('[{"name": "launch_rocket", "arguments": {"target": "moon"}}]', '[{"city": "Paris"}]'):
+        output = f"<|tool_call_start|>{body}<|tool_call_end|>"
+        message = params.parse(output)
+        assert message.tool_calls == ()
+        assert message.content == output
+        assert message.warnings
+        assert not check_stream(params, char_chunks(output), message)
+
+
+@pytest.mark.parametrize("name", JSON_TEMPLATES)
+def test_an_empty_list_inside_a_wrapper_leaves_nothing(name: str) -> None:
+    params = chat(name)
+    for output in (
+        "<|tool_call_start|>[]<|tool_call_end|>",
+        "<|tool_call_start|>[ ]<|tool_call_end|>\n",
+        "<|tool_call_start|>\n[]\n<|tool_call_end|>",
+        "The answer is 4.\n<|tool_call_start|>[]<|tool_call_end|>",
+        "The answer is 4.<|tool_call_start|>[]<|tool_call_end|><|im_end|>",
+    ):
+        message = params.parse(output)
+        assert message.tool_calls == ()
+        assert message.content == ("The answer is 4." if output.startswith("The") else ""), output
+        assert message.warnings == ()
+        marked = marker_cut_chunkings(output, ["<|tool_call_start|>", "<|tool_call_end|>"])
+        for pieces in [char_chunks(output), *marked]:
+            assert not check_stream(params, pieces, message), output
+
+
 # ------------------------------------------------------------------------------------------------------ grammars
 
 GRAMMAR_TOOLS = [

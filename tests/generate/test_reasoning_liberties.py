@@ -7,6 +7,9 @@
    the block to the model: the text before it is reasoning, with a warning.
 3. A redundant opener after a prompt that already opened the block; a block the model writes after a prompt that
    opened and closed an empty one.
+4. The end marker as the first thing in the reply: an empty block, not content.
+5. A well-known ``<think>``/``<thinking>`` block at the start of the reply, from a template that renders no reasoning:
+   reasoning (calls inside it are not calls); elsewhere it is text.
 
 Every output is also streamed one character at a time, in random chunks and with every marker cut, and must end
 equal to ``parse()`` (tests/robustness/promises.py).
@@ -408,3 +411,120 @@ def test_block_after_a_prompt_that_closed_one(template: str, via_kwargs: bool) -
         message = parse(params, text, words=["greets", "Hello"])
         assert (message.reasoning_content, message.content, message.warnings) == (reasoning, "Hello!", ())
         assert_streams(params, text)
+
+
+# --- 4. the end marker first ------------------------------------------------------------------------------------------
+
+# (template, thinking, end marker): every way a template's block can be left to the model or closed by the prompt.
+END_FIRST = [
+    ("Qwen3.5-4B", False, "</think>"),  # the prompt wrote a closed empty block
+    ("Qwen-Qwen3-0.6B", True, "</think>"),  # the model opens the block itself
+    ("Qwen-Qwen3-0.6B", False, "</think>"),
+    ("GLM-4.6", False, "</think>"),
+    ("ByteDance-Seed-OSS", True, "</seed:think>"),  # no thinking switch
+    ("mistralai-Ministral-3-14B-Reasoning-2512", True, "[/THINK]"),
+    ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", True, "<|END_THINKING|>"),  # TOOLS_ONLY
+    ("deepseek-ai-DeepSeek-V3.2", False, "</think>"),  # DSML
+    ("MiroThinker", False, "</think>"),
+    ("LFM2-8B-A1B", True, "</think>"),
+    ("unsloth-Apriel-1.5", False, "[BEGIN FINAL RESPONSE]"),  # only an end delimiter, thinking off
+    ("Qwen-Qwen2.5-7B-Instruct", True, "</think>"),  # no reasoning in the template: the well-known end marker
+    ("meta-llama-Llama-3.1-8B-Instruct", True, "</thinking>"),
+]
+
+
+@pytest.mark.parametrize(("template", "thinking", "end"), END_FIRST, ids=lambda v: _id(v) if v is not None else "")
+def test_end_marker_first_is_an_empty_block(template: str, thinking: bool, end: str) -> None:
+    """``</think>answer``: the block is empty, and the marker is not content (issue 19), with no warning: nothing
+    was read as reasoning that the model did not mark so."""
+    params = apply(template, thinking, tools=template != "MiroThinker")
+    for text in (f"{end}Hello!", f"\n{end}\n\nHello!", f"  {end}Hello!"):
+        message = parse(params, text, words=["Hello"])
+        assert (message.reasoning_content, message.content, message.warnings) == ("", "Hello!", ()), text
+        assert_streams(params, text, [end])
+    # Only as the first thing: after text, the marker is whatever the template's other rules make it.
+    later = parse(params, f"Hi.{end}Hello!")
+    assert end in later.content or later.reasoning_content == "Hi."
+
+
+def test_end_marker_first_then_a_call() -> None:
+    params = apply("Qwen-Qwen3-0.6B", True)
+    text = f"</think>\n\n{HERMES_JSON}"
+    message = parse(params, text, words=["Paris"])
+    assert (message.reasoning_content, message.content, message.warnings) == ("", "", ())
+    assert weather_calls(message) == [("get_weather", PARIS)]
+    assert_streams(params, text, ["<tool_call>"])
+
+
+def test_end_marker_first_with_reasoning_format_none_is_text() -> None:
+    params = ChatTemplate.load("Qwen-Qwen3-0.6B").apply(USER, reasoning_format="none", enable_thinking=True)
+    assert params.parse("</think>Hello!").content == "</think>Hello!"
+
+
+# --- 5. a well-known block from a template that renders no reasoning -------------------------------------------------
+
+# Templates that show no reasoning at all, with one call of get_weather(city="Paris") as their model writes it.
+NO_REASONING = [
+    Format("Qwen-Qwen2.5-7B-Instruct", HERMES_JSON, "<tool_call>"),
+    Format("Qwen3-Coder", QWEN_XML, "<tool_call>"),
+    Format("meta-llama-Llama-3.1-8B-Instruct", '{"name": "get_weather", "parameters": {"city": "Paris"}}', "{"),
+    Format("mistralai-Mistral-Nemo-Instruct-2407", f"[TOOL_CALLS][{HERMES_JSON[12:-13]}]", "[TOOL_CALLS]"),
+    Format("google-ai-edge-LiteRT-LM-Gemma3n", "```tool_code\nget_weather(city=Paris)\n```", "```tool_code"),
+    Format("ibm-granite-granite-4.0", HERMES_JSON, "<tool_call>"),
+]
+WELL_KNOWN = [("<think>", "</think>"), ("<thinking>", "</thinking>")]
+
+
+@pytest.mark.parametrize("fmt", NO_REASONING, ids=str)
+@pytest.mark.parametrize(("start", "end"), WELL_KNOWN, ids=["think", "thinking"])
+def test_well_known_block_at_the_start_is_reasoning(fmt: Format, start: str, end: str) -> None:
+    params = apply(fmt.template)
+    for text in (f"{start}The user greets me.{end}Hello!", f"\n{start}\nThe user greets me.\n{end}\n\nHello!"):
+        message = parse(params, text, words=["greets", "Hello"])
+        assert (message.reasoning_content, message.content, message.warnings) == ("The user greets me.", "Hello!", ())
+        assert_streams(params, text, [start, end])
+    # A call after the block is a call; a call inside it is not (the model only thought about it).
+    text = f"{start}I need the weather.{end}\n{fmt.call}"
+    message = parse(params, text, words=["weather", "Paris"])
+    assert (message.reasoning_content, message.content) == ("I need the weather.", "")
+    assert weather_calls(message) == [("get_weather", PARIS)]
+    assert_streams(params, text, [start, end, fmt.marker])
+    text = f"{start}Maybe {fmt.call} would do.{end}It is sunny."
+    message = parse(params, text, words=["Maybe", "Paris", "sunny"])
+    assert message.reasoning_content == f"Maybe {fmt.call} would do."
+    assert (message.content, message.tool_calls) == ("It is sunny.", ())
+    assert_streams(params, text, [start, end, fmt.marker])
+
+
+@pytest.mark.parametrize("fmt", NO_REASONING[:3], ids=str)
+def test_well_known_block_elsewhere_is_text(fmt: Format) -> None:
+    params = apply(fmt.template)
+    for text in ("Hello! <think>not reasoning</think> Bye.", "Hi.\n<thinking>x</thinking>", "<b>Bold</b> <think>"):
+        message = parse(params, text)
+        assert (message.reasoning_content, message.content) == ("", text.strip())
+        assert_streams(params, text)
+    # reasoning_format "none": nothing is extracted.
+    inline = ChatTemplate.load(fmt.template).apply(USER, tools=[WEATHER], reasoning_format="none")
+    assert inline.parse("<think>x</think>Hello!").content == "<think>x</think>Hello!"
+
+
+@pytest.mark.parametrize("fmt", NO_REASONING[:3], ids=str)
+def test_well_known_block_holds_only_the_start_of_the_reply(fmt: Format) -> None:
+    params = apply(fmt.template)
+    assert streamed_before_finish(params, "<thi").content == ""  # may still become <think>
+    assert streamed_before_finish(params, "<b>Bold</b> text").content == "<b>Bold</b> text"
+    assert streamed_before_finish(params, "Hello <think> there").content == "Hello <think> there"
+    sent = streamed_before_finish(params, "<think>The user greets me. More")
+    assert (sent.reasoning_content, sent.content) == ("The user greets me. More", "")
+
+
+def test_well_known_block_unclosed_runs_to_the_end() -> None:
+    params = apply("Qwen-Qwen2.5-7B-Instruct")
+    message = parse(params, "<think>Still thinking when the output stopped", words=["Still"])
+    assert (message.reasoning_content, message.content) == ("Still thinking when the output stopped", "")
+
+
+def test_content_wrapper_made_of_think_tags_is_not_reasoning() -> None:
+    """Nemotron Nano v2's analysis reads the prompt's ``<think>`` as its answers' wrapper: no well-known block there."""
+    params = apply("NVIDIA-Nemotron-Nano-v2")
+    assert params.parse("<think>x</think>Hello!").reasoning_content == ""

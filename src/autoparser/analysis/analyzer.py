@@ -17,9 +17,10 @@ from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
 from .call_ids import analyze_id_format
+from .closers import with_implied_end
 from .content import analyze_content
 from .diff import common_prefix_len
-from .end_of_turn import analyze_end_of_turn
+from .end_of_turn import analyze_end_of_turn, analyze_stop_markers
 from .formats import GENERIC, detect_format
 from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
@@ -81,7 +82,9 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
         texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
         stated = apply_prose(texts, draft)
+    draft.tools = dataclasses.replace(draft.tools, format=with_implied_end(draft.tools.format, template.source))
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
+    end_of_turn = analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking)
     return TemplateAnalysis(
         template=name,
         format=fmt,
@@ -93,7 +96,10 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         preserved_tokens=tuple(_preserved_tokens(draft)),
         workarounds=tuple(applied),
         prose=tuple(stated),
-        end_of_turn=analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking),
+        end_of_turn=end_of_turn,
+        stop_markers=analyze_stop_markers(
+            renderer, end_of_turn, template.eos_token, template.source, caps.supports_tool_calls
+        ),
         id_format=analyze_id_format(renderer) if caps.supports_tool_calls else "openai",
     )
 
@@ -108,10 +114,15 @@ def _preserved_tokens(draft: Draft) -> list[str]:
     if fmt.mode is ToolFormatMode.PYTHONIC:
         # A pythonic wrapper may hold a code fence (```python): only its markup tokens are tokens.
         sections = [m.group() for section in sections for m in marker_positions(section)]
+    name_prefix, dict_tokens = function.name_prefix, []
+    if fmt.mode is ToolFormatMode.TAG_WITH_DICT:
+        # The dict's string delimiters are tokens; a name prefix such as Gemma's `call:` is text.
+        dict_tokens = [draft.tools.dict_values.quote_open, draft.tools.dict_values.quote_close]
+        name_prefix = "".join(m.group() for m in marker_positions(name_prefix))
     markers = [
         reasoning.start, reasoning.end, draft.content.start, draft.content.end,
         *sections, fmt.per_call_start, fmt.per_call_end,
-        function.name_prefix, function.name_suffix, function.close,
+        name_prefix, function.name_suffix, function.close, *dict_tokens,
         args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
         args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,
     ]  # fmt: skip

@@ -10,20 +10,33 @@ turn. What follows the answer in both (their common prefix, in whole markers) is
 template writes nothing after a final answer, it is what precedes the next turn's header (the ending that text
 shares with what introduces the first user turn). The template's ``eos_token`` counts too when the template uses it
 (the model emits it; bundled templates are loaded without one, so pass it to ``ChatTemplate.load`` to have it).
+
+Other markers end a turn without the template writing them after the answer (:func:`analyze_stop_markers`): the
+marker the template opens the *next* turn with right after an assistant turn — GLM writes no end-of-turn marker,
+its next turn just starts with ``<|user|>`` (after an answer) or ``<|observation|>`` (after calls), and the model
+stops by writing that token — and, for a template that writes ``eos_token`` but was loaded without one (no tokenizer
+config), the usual EOS ``</s>``.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import needles
 from .diff import common_prefix_len
 from .patterns import MARKER, marker_positions
 from .variants import VariantRenderer
 
-__all__ = ["analyze_end_of_turn"]
+__all__ = ["analyze_end_of_turn", "analyze_stop_markers"]
 
 _NEXT_USER = "U_NEXT_USER_MSG END_U"
+_TOOL_RESULT = "T_TOOL_RESULT END_T"
+# A marker token: no whitespace, quotes or nested brackets (not a JSON list, not `[Round 1]`).
+_TOKEN = re.compile(r"<[^\s<>\[\]\"']+>|\[[^\s<>\[\]\"']+\]")
+# The EOS of Llama 2, Mistral and many more: where the template writes ``eos_token`` and none was given, it is the
+# likeliest one (a model's ``</s>`` ending the reply; elsewhere it may be HTML's strikethrough, see generate).
+DEFAULT_EOS = "</s>"
 _MARKUP = re.compile(r"[<>\[\]|]")
 _ONLY_MARKERS = re.compile(rf"(?:\s|{MARKER})+")
 
@@ -112,3 +125,72 @@ def _markers(text: str) -> list[str]:
             parts = [token] if len(token) >= 2 and _MARKUP.search(token) else []
         found += [part for part in parts if part not in found]
     return found
+
+
+def analyze_stop_markers(
+    renderer: VariantRenderer, end_of_turn: tuple[str, ...], eos_token: str, source: str, tool_calls: bool
+) -> tuple[str, ...]:
+    """Markers that end an assistant turn although the template does not write them after it (not in
+    ``end_of_turn``): the marker that opens the turn following an answer (a user turn) or a call (a tool result),
+    when it directly follows the assistant's turn and what closes it — GLM's ``<|user|>`` and ``<|observation|>``,
+    Mistral's ``[INST]`` and ``[TOOL_RESULTS]``, ChatML's ``<|im_start|>`` — and ``</s>`` for a template that writes
+    ``eos_token`` when it was loaded without one."""
+    found: list[str] = []
+    answer = [needles.USER, needles.assistant()]
+    following = {"role": "user", "content": _NEXT_USER}
+    found.append(_next_turn_opener(renderer, answer, following, end_of_turn, needles.ASSISTANT_MSG))
+    if tool_calls:
+        calls = needles.with_calls(needles.ONE_ARG_CALL)
+        result = {
+            "role": "tool",
+            "tool_call_id": needles.CALL_ID_FIRST,
+            "name": needles.FUN_FIRST,
+            "content": _TOOL_RESULT,
+        }
+        found.append(_next_turn_opener(renderer, calls, result, end_of_turn, needles.FUN_FIRST, tools=True))
+    if not eos_token.strip() and "eos_token" in source:
+        found.append(DEFAULT_EOS)
+    return tuple(m for m in dict.fromkeys(found) if m and m not in end_of_turn)
+
+
+def _next_turn_opener(
+    renderer: VariantRenderer,
+    turn: list[dict[str, Any]],
+    following: dict[str, Any],
+    end_of_turn: tuple[str, ...],
+    anchor: str,
+    *,
+    tools: bool = False,
+) -> str:
+    """The marker the turn after ``turn``'s last message opens with, when nothing but whitespace and the
+    end-of-turn markers comes between the two ("" otherwise). Both renders are compared from the last ``anchor``
+    (what the last message wrote) on: a template may render the last turn otherwise before it (Qwen3 writes an
+    empty reasoning block into the final turn only)."""
+    final = renderer.render(turn, tools=tools)
+    followed = renderer.render([*turn, following], tools=tools)
+    needle = str(following["content"])
+    if not final or not followed or needle not in followed or anchor not in final:
+        return ""
+    final_tail = _after(final, anchor)
+    # The last message's own occurrence of the anchor: the one followed by what follows it in the final render (the
+    # next turn may repeat it: Solar's tool result names the function).
+    before = followed[: followed.index(needle)]
+    tails = [before[m.end() :] for m in re.finditer(re.escape(anchor), before)]
+    if not tails:
+        return ""
+    next_tail = max(tails, key=lambda tail: common_prefix_len(final_tail, tail))
+    shared = common_prefix_len(final_tail, next_tail)
+    for found in marker_positions(next_tail):
+        # (not from the middle of a marker; and where both renders go on past a marker, it opens the next turn's
+        # header in both: a template that appends a turn after the last message, `<|im_start|>` + `assistant`)
+        if found.start() < shared < found.end() or found.end() == shared < len(final_tail.rstrip()):
+            shared = found.start()
+            break
+    rest = next_tail[shared:].lstrip()
+    while True:
+        closing = next((m for m in end_of_turn if m and rest.startswith(m)), None)
+        if closing is None:
+            break
+        rest = rest[len(closing) :].lstrip()
+    opener = _TOKEN.match(rest)
+    return opener.group() if opener is not None else ""

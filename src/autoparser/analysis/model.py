@@ -19,6 +19,7 @@ __all__ = [
     "CallIdPosition",
     "ContentAnalysis",
     "ContentMode",
+    "DictValues",
     "FunctionMarkers",
     "GenerationPrompts",
     "PythonicValues",
@@ -65,6 +66,8 @@ class ToolFormatMode(Enum):
     name and each argument (``<parameter=x>value</parameter>``). PYTHONIC: calls are Python calls with keyword
     arguments (``get_weather(city="Paris", days=2)``), in a ``[...]`` list or one per line, inside the section
     markers (which may hold a code fence: ``<|tool_call_start|>\n```python\n`` ... ``\n```\n<|tool_call_end|>``).
+    TAG_WITH_DICT: markup carries the name, the arguments are a dict in the template's own syntax, bare keys and
+    strings between a delimiter token (``call:get_weather{city:<|"|>Paris<|"|>,days:2}``; :class:`DictValues`).
     """
 
     NONE = "NONE"
@@ -72,6 +75,7 @@ class ToolFormatMode(Enum):
     TAG_WITH_JSON = "TAG_WITH_JSON"
     TAG_WITH_TAGGED = "TAG_WITH_TAGGED"
     PYTHONIC = "PYTHONIC"
+    TAG_WITH_DICT = "TAG_WITH_DICT"
 
 
 class CallIdPosition(Enum):
@@ -108,7 +112,8 @@ class ToolFormat:
     """Where calls sit (section / per-call markers) and, for JSON calls, the field names.
 
     ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
-    without it come one per line)."""
+    without it come one per line). ``implied_end``: the closer the template never writes after its calls but its own
+    pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/closers.py): optional markup."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -123,6 +128,7 @@ class ToolFormat:
     id_field: str = ""
     gen_id_field: str = ""
     parameter_order: tuple[str, ...] = ()
+    implied_end: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +181,31 @@ class PythonicValues:
 
 
 @dataclass(frozen=True, slots=True)
+class DictValues:
+    """How TAG_WITH_DICT calls spell their argument dict (Gemma 4: ``{city:<|"|>Paris<|"|>,days:2,on:true}``).
+
+    Keys are bare; a string is raw text between ``quote_open`` and ``quote_close`` (a delimiter token: nothing is
+    escaped); ``colon`` separates a key from its value, ``comma`` the members and list items; numbers are bare JSON
+    numbers; ``true`` and ``null`` are the template's spellings of a boolean and of null (``true``/``True``,
+    ``null``/``None``; ``""``: it renders none). Parsers accept either spelling; grammars follow the template's.
+    """
+
+    quote_open: str = ""
+    quote_close: str = ""
+    colon: str = ":"
+    comma: str = ","
+    true: str = ""
+    null: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolsAnalysis:
     format: ToolFormat = field(default_factory=ToolFormat)
     function: FunctionMarkers = field(default_factory=FunctionMarkers)
     arguments: ArgumentMarkers = field(default_factory=ArgumentMarkers)
     call_id: CallIdMarkers = field(default_factory=CallIdMarkers)
     pythonic: PythonicValues = field(default_factory=PythonicValues)
+    dict_values: DictValues = field(default_factory=DictValues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +238,10 @@ class TemplateAnalysis:
     # Markers the template writes after the assistant's answer (``<|im_end|>``, ``</s>``): a model ends its turn
     # with them, so at the end of an output they are not content (see analysis/end_of_turn.py).
     end_of_turn: tuple[str, ...] = ()
+    # Markers that end a turn although the template does not write them after the answer: the marker the next turn
+    # opens with (GLM's ``<|user|>`` / ``<|observation|>``), ``</s>`` where the template writes an unknown
+    # ``eos_token``. Like ``end_of_turn``, markup where they end an output (see analysis/end_of_turn.py).
+    stop_markers: tuple[str, ...] = ()
     # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
     # "alnum9" (Mistral's templates accept nothing else; see analysis/call_ids.py).
     id_format: str = "openai"

@@ -9,8 +9,10 @@ those statements and fills the analysis parts the renders left empty, never over
   *thought*, *reasoning* mark reasoning; *response*, *answer*, *solution* the answer; *tool call* /
   *function call* the calls;
 * **call shape**: an example call object (``{"name": ..., "arguments": ...}``, its key names), whether it sits in
-  a JSON list, and which marker pair or code fence encloses it; without an example, a call marker whose sentence
-  says "JSON" (and "list" or "array").
+  a JSON list, and which marker pair or code fence encloses it, or which *word* is written right before it: glued to
+  its bracket (``toolcall[{"name": ...}]``), or on the same line where another sentence names the word as a marker
+  ("prefix function calls with toolcall marker", "start with the keyword CALLS"); without an example, a call marker
+  whose sentence says "JSON" (and "list" or "array").
 
 Which parts came from prose is recorded in ``TemplateAnalysis.prose``. Phrase-style syntaxes with no marker at all
 ("Enable deep thinking subroutine.") cannot be read this way; they are data in :mod:`.workarounds`.
@@ -59,6 +61,20 @@ _EXAMPLE_CALL = re.compile(r"""\{\s*["'](?P<key>\w*name)["']\s*:""")
 _ARGS_KEY = re.compile(r"""["'](?P<key>arguments|parameters|args|params)["']\s*:""")
 _FENCE = re.compile(r"```(?P<lang>[A-Za-z_]*)")
 _SENTENCE_END = re.compile(r"[.:\n]\s")
+# A word written right before an example call's bracket (``toolcall[{...}]``, ``CALLS [{...}]``, ``CALL: {...}``).
+_WORD_BEFORE = re.compile(r"(?:^|(?<=[\s(\"'`]))(?P<word>[A-Za-z_][\w.-]*:?)(?P<gap>[ \t]*)\Z")
+# What a sentence says when it names a marker word ("prefix function calls with toolcall marker").
+_NAMES_A_MARKER = re.compile(
+    r"\b(?:marker|prefix(?:ed)?|token|keyword|tag|word|begin(?:s|ning)?|start(?:s|ing)?|precede[ds]?|followed)\b", re.I
+)
+# Words of the sentence that introduces an example (never a marker; written in capitals, `CALL:` may be one).
+_PROSE_WORDS = frozenset(
+    {
+        *("a", "an", "and", "array", "as", "at", "be", "below", "e.g", "eg", "example", "following", "format"),
+        *("formatted", "here", "is", "json", "like", "list", "object", "of", "or", "output", "reply", "respond"),
+        *("return", "this", "then", "to", "use", "with", "write"),
+    }
+)
 _EXAMPLE_REACH = 400  # how far after an example's name key its arguments key may come
 _SENTENCE_REACH = 300  # how far a sentence around a marker may extend each way
 
@@ -194,6 +210,28 @@ def _example(text: str) -> _Example | None:
     return None
 
 
+def _word_before(text: str, example: _Example) -> str:
+    """The word written right before the example's bracket, when it is a call marker: glued to the bracket
+    (``toolcall[{"name": ...}]``), or separated by spaces where another sentence names it as a marker ("prefix function
+    calls with toolcall marker", "start your reply with the keyword CALLS"). "" otherwise (``formatted as [...]``)."""
+    opening = text.rfind("[", 0, example.start) if example.in_list else example.start
+    match = _WORD_BEFORE.search(text, 0, opening)
+    if match is None:
+        return ""
+    word = match["word"]
+    bare = word.rstrip(":")
+    if bare.lower() in _PROSE_WORDS and not bare.isupper():
+        return ""
+    if not match["gap"]:
+        return word
+    for other in re.finditer(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", text):
+        if other.start() == match.start():
+            continue
+        if _NAMES_A_MARKER.search(_sentence(text, other.start(), other.end())):
+            return word
+    return ""
+
+
 def _fence_around(text: str, pos: int) -> str | None:
     """The opening fence (with its language tag) of the code block holding ``pos``, if any."""
     fences = list(_FENCE.finditer(text))
@@ -227,6 +265,8 @@ def read_tool_format(text: str) -> ToolFormat | None:
             start = before[-1].text
         elif fence is not None:
             start, end = fence, "```"
+        else:
+            start = _word_before(text, example)
         return _json_format(start, end, example.in_list, example.name_key, example.args_key)
     for pair in pairs:
         sentence = _sentence(text, pair.open.start, (pair.close or pair.open).end).lower()

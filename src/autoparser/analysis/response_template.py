@@ -181,6 +181,11 @@ class _ToolCalls:
                 'calls are Python calls with keyword arguments (`f(a="v", b=1)`); transformers has no '
                 "content parser for Python call syntax"
             )
+        if mode is ToolFormatMode.TAG_WITH_DICT:
+            raise self.fail(
+                "arguments are a dict in the template's own syntax (bare keys, strings between delimiter tokens: "
+                '`{city:<|"|>Paris<|"|>}`); transformers has no content parser for it'
+            )
         return self._tagged(json_arguments=mode is ToolFormatMode.TAG_WITH_JSON)
 
     def _call_start(self) -> str:

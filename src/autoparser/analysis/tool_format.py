@@ -11,9 +11,10 @@ import dataclasses
 import re
 
 from . import needles
+from .dict_calls import analyze_dict_format
 from .diff import calculate_diff_split
 from .json_calls import analyze_json_calls
-from .model import ReasoningAnalysis, ToolFormat, ToolFormatMode
+from .model import DictValues, ReasoningAnalysis, ToolFormat, ToolFormatMode
 from .patterns import MARKER
 from .pythonic import analyze_pythonic_format
 from .variants import VariantRenderer
@@ -28,9 +29,11 @@ _SQUARE_NAME = re.compile(rf"(?P<fun_pre>\[(?:(?!{_FUN})[^\]])*){_FUN}(?P<fun_po
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FunctionNameMatch:
-    """The function-name marker found in T1 (``name_prefix`` feeds T3)."""
+    """The function-name marker found in T1 (``name_prefix`` feeds T3); for TAG_WITH_DICT calls, also the dict's
+    tokens (``values``)."""
 
     name_prefix: str = ""
+    values: DictValues | None = None
 
 
 def _in_json(needle: str, text: str) -> bool:
@@ -62,6 +65,12 @@ def analyze_tool_format(
     pythonic = analyze_pythonic_format(clean)
     if pythonic is not None:
         return pythonic, FunctionNameMatch()
+    written = analyze_dict_format(clean)
+    if written is not None:
+        fmt, name_prefix, values = written
+        if parallel and not fmt.per_call_start and _repeats_per_call(renderer, fmt.section_start, json_mode=False):
+            fmt = _per_call(fmt)
+        return fmt, FunctionNameMatch(name_prefix, values)
     mode = ToolFormatMode.TAG_WITH_JSON if _in_json(needles.ARG_FIRST, haystack) else ToolFormatMode.TAG_WITH_TAGGED
     result, name = _tagged_markers(clean, mode)
     if parallel and result.section_start and _repeats_per_call(renderer, result.section_start, json_mode=False):

@@ -1,5 +1,5 @@
-"""Tool-call analysis: runs T1-T3, A1-A2 and T7 in order, each phase refining the previous ones (pythonic calls
-need only T1 and the spelling of their values)."""
+"""Tool-call analysis: runs T1-T3, A1-A2 and T7 in order, each phase refining the previous ones (pythonic calls and
+calls with dict arguments need only T1 and the spelling of their values)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,17 @@ import dataclasses
 from ..template.capabilities import TemplateCapabilities
 from .arguments import analyze_argument_markers
 from .call_ids import analyze_call_ids
+from .dict_calls import analyze_dict_values
 from .functions import analyze_function_markers
-from .model import ArgumentMarkers, CallIdMarkers, CallIdPosition, ReasoningAnalysis, ToolFormatMode, ToolsAnalysis
+from .model import (
+    ArgumentMarkers,
+    CallIdMarkers,
+    CallIdPosition,
+    FunctionMarkers,
+    ReasoningAnalysis,
+    ToolFormatMode,
+    ToolsAnalysis,
+)
 from .pythonic import analyze_pythonic_values
 from .tool_format import analyze_tool_format
 from .variants import VariantRenderer
@@ -25,6 +34,10 @@ def analyze_tools(renderer: VariantRenderer, reasoning: ReasoningAnalysis, caps:
         return ToolsAnalysis(fmt)
     if fmt.mode is ToolFormatMode.PYTHONIC:
         return ToolsAnalysis(fmt, pythonic=analyze_pythonic_values(renderer))
+    if fmt.mode is ToolFormatMode.TAG_WITH_DICT and name.values is not None:
+        # Name and dict: what T1 read is all there is (no tagged arguments, no call ids).
+        values = analyze_dict_values(renderer, name.values)
+        return ToolsAnalysis(fmt, FunctionMarkers(name.name_prefix), dict_values=values)
     function = analyze_function_markers(renderer, fmt, name)
     arguments = ArgumentMarkers()
     if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED:

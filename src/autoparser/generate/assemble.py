@@ -4,10 +4,11 @@ Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a w
 content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
 item either parses as structure or falls back to content, a complete parse never fails on model output.
 
-End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer) that end the output,
-possibly followed by whitespace or more of them, are markup: a model (or a server that does not strip them) wrote
-them to end its turn. Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a
-model that went on after its end of turn wrote something the client may want to see.
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer, the marker its next turn
+opens with, the common stop tokens: :func:`end_of_turn_markers`) that end the output, possibly followed by
+whitespace or more of them, are markup: a model (or a server that does not strip them) wrote them to end its turn.
+Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a model that went on
+after its end of turn wrote something the client may want to see.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .markers import FENCE, core, flex, is_fence, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 from .resync import JSON, call_stops, recover_call
+from .tools_dict import args_converter, dict_calls, syntax_of
 from .tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .tools_pythonic import PythonicParser, pythonic_parser
 from .tools_tagged import tagged_calls
@@ -43,6 +45,7 @@ __all__ = [
 # Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
 # an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
 _BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
+_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")  # a call marker that is a word (`functools`, `CALL:`), not markup
 _TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
 
 
@@ -101,9 +104,16 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         stops.extend(dropped_stops)
     content = analysis.content
     if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
+        # A wrapped answer runs to its end marker, or to a call marker: a model that opened the answer and called a
+        # tool inside it (`<answer>Let me check.<tool_call>...</tool_call></answer>`) wrote calls, not text; the
+        # closer after them is then a stray end-of-answer marker (markup, below).
         end = core(content.end)
-        body = p.tag(tags.CONTENT, p.until(end)) if end else p.tag(tags.CONTENT, p.rest())
-        items.append(flex(content.start) + body + (p.choice(flex(content.end), p.end()) if end else p.eps()))
+        call_starts = _call_markers(triggers, pythonic)
+        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        closing = [flex(content.end)] if end else []
+        if call_starts:
+            closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
+        items.append(flex(content.start) + body + (p.choice(*closing, p.end()) if closing else p.eps()))
         stops.append(core(content.start))
     if core(content.end) and content.mode is not ContentMode.PLAIN:
         items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
@@ -133,8 +143,19 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         items[1:1] = pythonic.fallbacks(text_run)  # right after the section
     if use_tools and unparsed:
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
-        choices = (p.literal(s) for s in sorted(set(unparsed), key=len, reverse=True))
-        items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        ordered = sorted(set(unparsed), key=len, reverse=True)
+        marks = [s for s in ordered if not _WORD_MARKER.fullmatch(s)]
+        if marks:
+            choices = (p.literal(s) for s in marks)
+            items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        for word in (s for s in ordered if s not in marks):
+            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language: standing as a
+            # word (a space or punctuation after it, no bracket) it is text; elsewhere (a bracket follows, the output
+            # ends with it, it runs into more letters: `functoolsfunctools[`) it failed to start calls.
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            standalone = p.peek(p.chars("[^A-Za-z0-9_]", 1, 1)) + as_word
+            items.append(p.tag(tags.CONTENT, p.literal(word) + standalone + text_run))
+            items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot
     items.append(p.negate(p.end()) + text)
     for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
@@ -169,13 +190,69 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         tuple(triggers),
         request,
         _id_position(analysis) if use_tools else "none",
-        pythonic.convert if pythonic is not None else None,
+        _converter(analysis, pythonic) if use_tools else None,
     )
 
 
+def _converter(analysis: TemplateAnalysis, pythonic: PythonicParser | None) -> Callable[[str, str], str] | None:
+    """How complete TOOL_ARGS text becomes JSON, for formats whose arguments are not JSON."""
+    if pythonic is not None:
+        return pythonic.convert
+    if analysis.tools.format.mode is ToolFormatMode.TAG_WITH_DICT:
+        return args_converter(syntax_of(analysis.tools.dict_values))
+    return None
+
+
+#: End-of-sequence and end-of-turn tokens of the common model families (Qwen/GPT, Llama 3, ChatML, Phi-3, DeepSeek,
+#: Gemma). An output that ends with one was stopped there by a server that did not strip it, or comes from a model
+#: whose template was loaded without its tokenizer config: markup at the end of the output, text anywhere else.
+#: (``</s>`` is not among them: it is also HTML. It counts where the template writes an unknown ``eos_token``:
+#: ``TemplateAnalysis.stop_markers``.)
+COMMON_STOPS = (
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<｜end▁of▁sentence｜>",
+    "<end_of_turn>",
+)
+
+
+def _call_markers(triggers: list[str], pythonic: PythonicParser | None) -> list[str]:
+    """The markers that start tool calls (not the bare brackets or fences JSON calls may start with)."""
+    if pythonic is not None:
+        return [t for t in triggers if t in pythonic.markers]
+    return [t for t in dict.fromkeys(triggers) if t and t not in ("{", "[", FENCE, *_BARE_STARTS)]
+
+
 def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
-    """The template's end-of-turn markers, trimmed, longest first (text runs stop at them)."""
-    return sorted({m.strip() for m in analysis.end_of_turn if m.strip()}, key=len, reverse=True)
+    """The markers that end a turn, trimmed, longest first (text runs stop at them): the template's end-of-turn
+    markers, the marker its next turn opens with, and the common stop tokens — except those that are the
+    template's own markup for something else (a reasoning, content or tool-call marker decides what it is)."""
+    own = {m.strip() for m in analysis.end_of_turn if m.strip()}
+    structural = _structural_markers(analysis)
+    others = {m.strip() for m in (*analysis.stop_markers, *COMMON_STOPS) if m.strip()} - structural
+    return sorted(own | others, key=lambda m: (-len(m), m))
+
+
+def _structural_markers(analysis: TemplateAnalysis) -> set[str]:
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        tools.function.name_prefix,
+        tools.function.close,
+    )
+    return {core(m) for m in markers if core(m)}
 
 
 def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
@@ -185,8 +262,10 @@ def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
     if not markers:
         return []
     marker = p.choice(*(p.literal(m) for m in markers))
-    final = marker + p.peek(p.zero_or_more(p.space() + marker) + p.space() + p.end())
-    return [final, p.tag(tags.CONTENT, marker)]
+    # A run of markers is one item either way, so a run followed by text is scanned twice, not once per marker
+    # (`<|im_end|> ` repeated was quadratic).
+    run = marker + p.zero_or_more(p.space() + marker)
+    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
 
 
 def _id_position(analysis: TemplateAnalysis) -> str:
@@ -223,36 +302,38 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
     sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
     json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
+    dict_args = fmt.mode is ToolFormatMode.TAG_WITH_DICT  # `call:NAME{key:<|"|>v<|"|>}`: see tools_dict.py
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
     stops = call_stops(analysis)  # where the rest of a broken call ends (resync.py)
+    brackets = JSON if fmt.mode in (ToolFormatMode.TAG_WITH_JSON, ToolFormatMode.TAG_WITH_DICT) else ""
+    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
+    implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
     if per_start and json_native:
         # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
         # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
-        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         inner = json_calls(fmt, request.tools, undeclared=undeclared, rest=stops)
         wrapped = p.recover(flex(fmt.per_call_start) + inner + closing)
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif per_start:
-        single = tagged_calls(tools, request)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         if reads_name_then_json(tools):
             # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
             single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
         # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
         # marker commits it (a call without arguments has no earlier commit point).
         cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
-        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else p.eps()
-        json_args = JSON if fmt.mode is ToolFormatMode.TAG_WITH_JSON else ""
-        ends = (tools.function.close, fmt.per_call_end)
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else implied
         whole = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
-        wrapped = recover_call(whole, stops, balanced=json_args, closers=ends)
+        wrapped = recover_call(whole, stops, balanced=brackets, closers=(tools.function.close, fmt.per_call_end))
         # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
         # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
         # written, so it is read without a warning.
         envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools, rest=stops)
-        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space()
+        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
         wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
         calls = wrapped + p.zero_or_more(p.space() + wrapped)
         # Outside a section every call is an item of its own, so a stream resumes after the last settled call
@@ -261,12 +342,12 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     elif json_native:
         calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
     else:
-        single = tagged_calls(tools, request)
-        json_args = JSON if fmt.mode is ToolFormatMode.TAG_WITH_JSON else ""
-        call = recover_call(p.tag(tags.TOOL, single), stops, balanced=json_args, closers=(tools.function.close,))
-        calls = call + p.zero_or_more(p.space() + call)
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
+        call = recover_call(p.tag(tags.TOOL, single), stops, balanced=brackets, closers=(tools.function.close,))
+        between = p.space() + p.optional(p.choice(",", ";")) + p.space() if dict_args else p.space()
+        calls = call + p.zero_or_more(between + call)
     if sec_start:
-        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space()
+        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space() + implied
         section = p.recover(opener(fmt.section_start) + calls + closing)
         if per_start:  # models sometimes drop the section markers around per-call markers
             return p.choice(section, lone), [sec_start, per_start]

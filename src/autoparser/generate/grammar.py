@@ -30,12 +30,14 @@ from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import CallIdPosition, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..peg.first import first_set
+from .dict_grammar import Names, dict_grammar
 from .dropped_markers import dropped_marker_calls
 from .markers import core, flex, is_markup, tight
 from .reasoning import prefill
 from .request import ParseRequest, ToolSpec
 from .schema_types import accepts_string, constrains_text, string_part
 from .structural_tag import build_structural_tag
+from .tools_dict import syntax_of
 from .tools_json import field_key, member_key
 from .tools_tagged import value_stops
 
@@ -45,9 +47,11 @@ __all__ = [
     "Trigger",
     "build_grammar",
     "json_answer",
+    "markup",
     "reasoning_after_prompt",
     "rule_safe",
     "text_before_calls",
+    "text_stops",
 ]
 
 
@@ -196,6 +200,8 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
         cid.prefix,
         *analysis.end_of_turn,
     ]
+    if fmt.mode is ToolFormatMode.TAG_WITH_DICT:  # the dict's string delimiters (Gemma's `<|"|>`) belong in calls
+        fields += [tools.dict_values.quote_open, tools.dict_values.quote_close]
     found = {core(f) for f in fields if is_markup(core(f))}
     if request is not None and request.tools_enabled:
         # A declared name right before its arguments (`get_weather[ARGS]`, `get_weather{`) is read as a call whose
@@ -309,10 +315,12 @@ def _any_order(prefix: str, params: list[p.Parser]) -> p.Parser:
     return after(0)
 
 
-def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
+def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec, names: Names | None = None) -> p.Parser:
     tools = analysis.tools
     fn = tools.function
     head = _opening(fn.name_prefix) + p.literal(tool.name) + flex(fn.name_suffix)
+    if tools.format.mode is ToolFormatMode.TAG_WITH_DICT and core(fn.name_prefix):
+        head = p.space() + p.literal(fn.name_prefix.lstrip() + tool.name)  # `call:get_weather{`, `func get_weather{`
     cid = tools.call_id
     if cid.position is CallIdPosition.PRE_FUNC_NAME and core(fn.name_prefix):
         opening = flex(cid.prefix) if core(cid.prefix) not in ("", core(tools.format.per_call_start)) else p.eps()
@@ -321,6 +329,9 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
         head = head + p.optional(flex(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         body = p.schema(p.json(), f"{rule_safe(tool.name)}-args", _arguments_schema(tool))
+    elif tools.format.mode is ToolFormatMode.TAG_WITH_DICT:  # the template's own dict syntax (dict_grammar.py)
+        values = tools.dict_values
+        body = dict_grammar(syntax_of(values), values.true, values.null).arguments(tool, names)
     else:
         body = _tagged_arguments(analysis, tool)
     return head + body + flex(fn.close)
@@ -331,7 +342,8 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
     if fmt.mode is ToolFormatMode.JSON_NATIVE:
         calls = [p.rule(f"tool-{t.name}", _json_call(analysis, t)) for t in request.tools]
     else:
-        calls = [p.rule(f"tool-{t.name}", _tag_call(analysis, t)) for t in request.tools]
+        names = Names()  # rule names of dict arguments, unique across the tools
+        calls = [p.rule(f"tool-{t.name}", _tag_call(analysis, t, names)) for t in request.tools]
     call = p.choice(*calls)
     if core(fmt.per_call_start):
         call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)
@@ -389,10 +401,10 @@ def text_before_calls(analysis: TemplateAnalysis, request: ParseRequest, words: 
     optional star confuses llguidance). It may not open a reasoning block: with the optional block first, reasoning
     that mentions a trigger word would otherwise also read as text ending there, and llguidance commits to that."""
     start = _optional_block_start(analysis, request)
-    return p.until_one_of(_text_stops([*words, *([start] if start else [])], markup(analysis, request)))
+    return p.until_one_of(text_stops([*words, *([start] if start else [])], markup(analysis, request)))
 
 
-def _text_stops(words: list[str], markers: list[str]) -> list[str]:
+def text_stops(words: list[str], markers: list[str]) -> list[str]:
     """Where free text ends: the ``words`` that start what follows it, and the ``markers`` it may not hold —
     except those inside a word (MiniMax-M3's ``<]minimax[>`` in its call trigger), where text would stop early."""
     inner = [m for m in markers if not any(m in w for w in words)]
@@ -473,7 +485,7 @@ def _format_grammar(contributed: FormatGrammar, analysis: TemplateAnalysis, requ
     if contributed.section is None or not request.tools_enabled:
         return GrammarSpec()
     words = [t.value for t in contributed.triggers if t.type == "word"]
-    text = p.until_one_of(_text_stops(words, markup(analysis, request))) if words else p.eps()
+    text = p.until_one_of(text_stops(words, markup(analysis, request))) if words else p.eps()
     if request.tool_choice == "required":
         body = contributed.required
         return _whole(body if body is not None else text + contributed.section + p.space())

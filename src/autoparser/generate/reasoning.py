@@ -15,6 +15,10 @@ Models take liberties with the markers; the block accepts them (docs/parsing.md,
   (a tool call, a content wrapper, the start marker) comes first. A stream holds such an answer until decided.
 * **A redundant opener**: a start marker the model repeats after the prompt's own is skipped; after a prompt that
   opened *and closed* an empty block, a block the model writes anyway is read as reasoning too.
+* **The end marker first** (``</think>answer``): an empty block, not a stray marker in the content.
+* **A well-known block from a template that renders none**: a reply that *starts* with ``<think>…</think>`` or
+  ``<thinking>…</thinking>`` is reasoning (calls inside are not calls) where the template shows no reasoning at all;
+  anywhere else such tags are text. A stream holds back only a start of the reply that could still become one.
 """
 
 from __future__ import annotations
@@ -27,7 +31,20 @@ from . import tags
 from .markers import core, flex
 from .request import ParseRequest
 
-__all__ = ["expects_opener", "extracts_reasoning", "prefill", "reasoning_block", "reasoning_head", "unopened_block"]
+__all__ = [
+    "WELL_KNOWN_BLOCKS",
+    "expects_opener",
+    "extracts_reasoning",
+    "leading_block",
+    "prefill",
+    "reasoning_block",
+    "reasoning_head",
+    "unopened_block",
+    "well_known_blocks",
+]
+
+# Reasoning blocks models write whether or not their template shows one (start, end).
+WELL_KNOWN_BLOCKS = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
 
 
 def prefill(generation_prompt: str, reasoning: ReasoningAnalysis) -> str:
@@ -91,16 +108,55 @@ def reasoning_head(
     ``structural`` are the markers that start anything but plain text (they decide an undecided unopened block)."""
     reasoning = analysis.reasoning
     if not extracts_reasoning(reasoning, request):
-        return p.eps()
-    block = reasoning_block(reasoning, calls, call_starts)
+        if request.reasoning_format == "none":
+            return p.eps()
+        if core(reasoning.end):
+            # Thinking off where the template has only an end delimiter (Apriel 1.5): one the reply starts with is
+            # still markup.
+            return p.optional(flex(reasoning.end))
+        known = well_known_blocks(analysis, request, structural)
+        if not known:
+            return p.eps()
+        return p.optional(p.choice(*(leading_block(block, calls, call_starts) for block in known)))
+    block = leading_block(reasoning, calls, call_starts)
     if expects_opener(analysis, request):
         block = p.choice(block, unopened_block(reasoning, [*structural, core(reasoning.start)]))
     head = p.optional(block)
     tail = prefill(request.generation_prompt, reasoning)
     if tail and core(reasoning.end) and core(reasoning.end) in tail and core(reasoning.start):
         # The prompt opened and closed an (empty) block; a block the model writes anyway is still reasoning.
-        head = head + p.optional(reasoning_block(reasoning, calls, call_starts))
+        head = head + p.optional(leading_block(reasoning, calls, call_starts))
     return head
+
+
+def leading_block(
+    reasoning: ReasoningAnalysis, calls: p.Parser | None = None, call_starts: Sequence[str] = ()
+) -> p.Parser:
+    """:func:`reasoning_block`, or the end marker alone as the first thing in the reply (``</think>answer``): an
+    empty block, not a stray marker in the content."""
+    block = reasoning_block(reasoning, calls, call_starts)
+    if not core(reasoning.end) or not core(reasoning.start):
+        return block  # (a template with only an end delimiter reads a leading one so already)
+    return p.choice(block, flex(reasoning.end))
+
+
+def well_known_blocks(
+    analysis: TemplateAnalysis, request: ParseRequest, markers: Sequence[str] = ()
+) -> list[ReasoningAnalysis]:
+    """The well-known blocks (:data:`WELL_KNOWN_BLOCKS`) a reply may start with, for a template that shows no
+    reasoning at all: none with ``reasoning_format="none"``, and none whose tags the template uses for something else
+    (Nemotron Nano v2's answers open with ``<think>``: a content wrapper, written into the generation prompt)."""
+    reasoning = analysis.reasoning
+    if request.reasoning_format == "none" or reasoning.mode is not ReasoningMode.NONE or core(reasoning.end):
+        return []
+    content = analysis.content
+    taken = {core(content.start), core(content.end), *markers}
+    found = []
+    for start, end in WELL_KNOWN_BLOCKS:
+        if start in taken or end in taken or start in request.generation_prompt:
+            continue
+        found.append(ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end))
+    return found
 
 
 def reasoning_block(

@@ -378,6 +378,10 @@ class StreamParser:
         if node.end != end:
             return None
         if node.tag in (tags.CONTENT, tags.REASONING):
+            if node.end <= self._builder.offset:
+                # Text of the prompt's prefill only, which the mapper leaves out until the model's text joins it (then
+                # all of it is content: reasoning_format "none"); a feed cannot grow that, it must parse.
+                return None
             return _Leaf(node.tag, end)
         if not self._open_call:
             return _Leaf(_HOLD, end)  # arguments of a call not announced yet show nothing

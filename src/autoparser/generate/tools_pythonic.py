@@ -11,9 +11,12 @@ learned wrapper and the common ones alike:
 * a code fence (```` ``` ````, ```` ```python ````, ```` ```tool_code ```` ...) on its own;
 * a bare ``[call, ...]`` list (only a list that opens with a call: ``[1, 2]`` is text);
 
-each holding a ``[...]`` list or calls one per line. An empty list (``<|tool_call_start|>[]<|tool_call_end|>``, or a
-bare ``[]`` ending the output) means "no calls" and leaves nothing in the content; so does an empty wrapper. Closing
-markers may be missing (output cut off, or the model went on): complete calls stay calls.
+each holding a ``[...]`` list or calls one per line — or, inside a wrapper, JSON calls (``[{"name": ...,
+"arguments": {...}}]``, one object or several, each opening with its name: the wrapper says calls follow, whatever
+their syntax; not in a code fence that holds code, nor bare). An empty list
+(``<|tool_call_start|>[]<|tool_call_end|>``, or a bare ``[]`` ending the output) means "no calls" and leaves nothing
+in the content; so does an empty wrapper. Closing markers may be missing (output cut off, or the model went on):
+complete calls stay calls.
 
 Arguments are held back until the call's ``)``: the mapper converts the whole argument text to JSON through the
 ``convert`` function (:func:`.python_literals.kwargs_to_json`, typed by the tool's schema where strings are bare).
@@ -21,17 +24,19 @@ Arguments are held back until the call's ``)``: the mapper converts the whole ar
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import peg as p
-from ..analysis.model import ToolFormat, ToolsAnalysis
+from ..analysis.model import ToolFormat, ToolFormatMode, ToolsAnalysis
 from ..analysis.patterns import MARKER
 from . import tags
 from .python_literals import IDENTIFIER, keyword_arguments, kwargs_to_json
 from .request import ParseRequest, ToolSpec
-from .resync import PYTHON, recover_call
+from .resync import JSON, PYTHON, recover_call
+from .tools_json import json_call
 
 __all__ = [
     "COMMON_WRAPPERS",
@@ -138,7 +143,21 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
     sep = p.space() + p.optional(p.choice(",", ";")) + p.space()
     calls = call + p.zero_or_more(sep + call) + p.optional(p.space() + ",")
     listed = p.literal("[") + p.space() + p.optional(calls) + p.space() + p.choice("]", p.end())
+    # Inside a wrapper, the JSON envelope too (`<|tool_call_start|>[{"name": ..., "arguments": {...}}]`): the wrapper
+    # says calls follow, and a model trained on JSON calls writes them so. Bare JSON, or JSON in a code fence that
+    # is not a tool fence, stays text.
+    # Each object must open with its name (the template writes neither shape: `[{"city": "Paris"}]` is no call).
+    json_call_ = recover_call(
+        p.tag(tags.TOOL, json_call(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools, opening="name")),
+        ends,
+        balanced=JSON,
+    )
+    comma = p.space() + "," + p.space()
+    json_list = p.literal("[") + p.space() + json_call_ + p.zero_or_more(comma + json_call_) + p.space() + "]"
+    json_objects = json_call_ + p.zero_or_more(p.space() + p.optional(",") + p.space() + p.peek("{") + json_call_)
+    envelope = p.choice(json_list, json_objects)
     body = p.choice(listed, calls)
+    wrapped = p.choice(listed, envelope, calls)  # in an outer marker pair, a tool fence, the learned words
     fences = _Fences(wrapper)
     pairs = list(dict.fromkeys([*([(wrapper.open, wrapper.close)] if wrapper.open else []), *COMMON_WRAPPERS]))
 
@@ -148,9 +167,9 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         start, end = wrapper.irregular
         opening = p.sequence(*(p.space() + p.literal(word) for word in start)) if start else p.eps()
         closing = p.optional(p.sequence(*(p.space() + p.literal(word) for word in end))) if end else p.eps()
-        sections.append(opening + p.space() + body + closing)
+        sections.append(opening + p.space() + wrapped + closing)
         stops.append(wrapper.first_word)
-    inner = p.optional(fences.open + p.space()) + body + p.space() + p.optional(fences.close + p.space())
+    inner = p.optional(fences.open + p.space()) + wrapped + p.space() + p.optional(fences.close + p.space())
     empty = p.optional(fences.open + p.space()) + p.optional(fences.close + p.space())
     for opener, closer in pairs:
         head = p.space() + p.literal(opener) + p.space()
@@ -159,6 +178,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         else:
             sections.append(head + inner)
         stops += [opener, closer]
+    sections.append(fences.tool + p.space() + envelope + p.space() + p.optional(fences.close))
     for opener in (fences.open, fences.loose):
         sections.append(opener + p.space() + body + p.space() + p.optional(fences.close))
     sections.append(p.literal("[") + p.space() + calls + p.space() + p.choice("]", p.end()))
@@ -170,6 +190,9 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
     by_name = {tool.name: tool for tool in request.tools}
 
     def convert(name: str, text: str) -> str:
+        stripped = text.strip()
+        if stripped[:1] in ("{", '"'):  # a JSON call's arguments (keyword arguments never start so)
+            return _json_arguments(stripped)
         return kwargs_to_json(text, by_name.get(name), bare=bare)
 
     return PythonicParser(
@@ -180,6 +203,18 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         lambda text: _fallbacks(text, request, pairs, wrapper, fences),
         convert,
     )
+
+
+def _json_arguments(text: str) -> str:
+    """A JSON call's arguments as written: an object, or a JSON string holding one (its text)."""
+    if text.startswith('"'):
+        try:
+            inner = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(inner, str) and inner.strip().startswith("{"):
+            return inner.strip()
+    return text
 
 
 class _Fences:

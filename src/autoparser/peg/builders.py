@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import GrammarError
 from .charclass import parse_char_class
+from .json_scan import dict_syntax
 from .nodes import (
     AnyChar,
     Atomic,
@@ -254,7 +255,7 @@ def with_gbnf(p: Parser | str, grammar: str) -> Parser:
 
 
 def _flavor(flavor: str) -> JsonFlavor:
-    if flavor not in _FLAVORS:
+    if flavor not in _FLAVORS and dict_syntax(flavor) is None:
         raise GrammarError(f"unknown flavor {flavor!r}; expected 'json', 'python', 'pythonic' or 'gemma'")
     return flavor  # type: ignore[return-value]
 
@@ -273,7 +274,7 @@ def python_value() -> Parser:
 
 def json_object(flavor: str = "json") -> Parser:
     """A JSON object (``flavor="gemma"``: Gemma 4's argument dict, with bare keys and values and ``<|"|>`` strings;
-    it has no grammar writer)."""
+    ``json_scan.dict_flavor(syntax)`` names another syntax of that family; these have no grammar writer)."""
     return Json("object", _flavor(flavor))
 
 

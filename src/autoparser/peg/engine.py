@@ -653,10 +653,11 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     kind, flavor = node.kind, node.flavor
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
-    if flavor not in ("json", "python", "pythonic", "gemma"):
+    dict_like = json_scan.dict_syntax(flavor) is not None  # Gemma 4's argument dicts and their family
+    if flavor not in ("json", "python", "pythonic") and not dict_like:
         raise GrammarError(f"unknown JSON flavor {flavor!r}")
-    if flavor == "gemma" and kind not in ("value", "object", "array"):
-        raise GrammarError(f"the gemma flavor has no {kind} values")
+    if dict_like and kind not in ("value", "object", "array"):
+        raise GrammarError(f"the {flavor} flavor has no {kind} values")
     scan = json_scan.scan_json
     what = describe(node)
 

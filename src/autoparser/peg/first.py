@@ -88,7 +88,8 @@ def first_set(node: Parser) -> First:
         case Until() | UntilViableJson() | StringContent() | Ref():
             return None, True
         case Json(kind=kind, flavor=flavor):
-            return _JSON_FIRST.get((kind, flavor)), False
+            family = "gemma" if flavor.startswith("dict:") else flavor  # registered dict syntaxes (json_scan)
+            return _JSON_FIRST.get((kind, family)), False
         case Sequence(items=items):
             found: frozenset[str] = frozenset()
             for item in items:

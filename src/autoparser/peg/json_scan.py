@@ -29,7 +29,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["FAIL", "MORE", "OK", "JsonMemo", "scan_json", "scan_string_body"]
+__all__ = [
+    "FAIL",
+    "GEMMA_QUOTE",
+    "MORE",
+    "OK",
+    "DictSyntax",
+    "JsonMemo",
+    "dict_flavor",
+    "dict_syntax",
+    "scan_json",
+    "scan_string_body",
+]
 
 FAIL: Final = 0
 OK: Final = 1
@@ -67,7 +78,56 @@ _QUOTES = {"json": '"', "python": "\"'", "pythonic": "\"'", "gemma": '"'}
 # Gemma 4's argument dicts (see generate/formats/gemma4.py): keys and leaf values may be bare text (anything but
 # punctuation and "<"), strings are JSON strings or raw text between <|"|> tokens.
 GEMMA_QUOTE = '<|"|>'
-_GEMMA_BARE = re.compile(r"[^,:{}\[\]<]+")
+
+
+@dataclass(frozen=True, slots=True)
+class DictSyntax:
+    """An argument-dict syntax of Gemma 4's family (generate/tools_dict.py): ``{key<colon>value<comma>…}`` with bare
+    keys and leaf values, strings as raw text between delimiter tokens (``quote_open`` … ``quote_close``, nothing
+    escaped) or as JSON strings, ``[…]`` lists. A bare token runs up to a separator, a bracket or the first character
+    of ``quote_open``."""
+
+    quote_open: str = GEMMA_QUOTE
+    quote_close: str = GEMMA_QUOTE
+    colon: str = ":"
+    comma: str = ","
+
+    def __post_init__(self) -> None:
+        for token in (self.quote_open, self.quote_close):
+            if not token or token[0].isspace() or token[0] in "{}[]\"" or token[0] in self.colon + self.comma:
+                raise ValueError(f"not a delimiter token: {token!r}")
+        separators = self.colon + self.comma
+        if len(separators) != 2 or self.colon == self.comma or any(c in '{}[]"' or c.isspace() for c in separators):
+            raise ValueError(f"separators must be two distinct characters: {self.colon!r} {self.comma!r}")
+
+
+
+def _bare_pattern(syntax: DictSyntax) -> re.Pattern[str]:
+    stops = {syntax.colon, syntax.comma, syntax.quote_open[0], *"{}[]"}
+    return re.compile("[^" + "".join(re.escape(c) for c in sorted(stops)) + "]+")
+
+
+_DICTS: dict[str, DictSyntax] = {"gemma": DictSyntax()}
+_BARE: dict[str, re.Pattern[str]] = {"gemma": _bare_pattern(_DICTS["gemma"])}
+
+
+def dict_flavor(syntax: DictSyntax) -> str:
+    """The scanner flavor of ``syntax`` (registered on first use; ``"gemma"`` for Gemma 4's own)."""
+    for name, known in _DICTS.items():
+        if known == syntax:
+            return name
+    name = "dict:" + json.dumps([syntax.quote_open, syntax.quote_close, syntax.colon, syntax.comma])
+    _BODY['"', name], _PARTIAL_ESCAPE[name], _KEYWORDS[name], _QUOTES[name] = (
+        _BODY['"', "json"], _PARTIAL_ESCAPE["json"], {}, '"'
+    )
+    _BARE[name] = _bare_pattern(syntax)
+    _DICTS[name] = syntax
+    return name
+
+
+def dict_syntax(flavor: str) -> DictSyntax | None:
+    """The dict syntax of a scanner flavor (None for the JSON and Python flavors)."""
+    return _DICTS.get(flavor)
 _CONTAINER_KINDS = {"{": "object", "[": "array"}
 _NULLS = frozenset({"null", "None"})
 
@@ -165,7 +225,7 @@ def _scan_scalar(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, 
 class _ContainerScan:
     """One run of the token scanner over an object or array (see :func:`_scan_container`)."""
 
-    __slots__ = ("flavor", "memo", "partial", "quotes", "text")
+    __slots__ = ("bare", "close", "colon", "comma", "dict", "flavor", "memo", "open", "partial", "quotes", "text")
 
     def __init__(self, text: str, flavor: str, partial: bool, memo: JsonMemo | None) -> None:
         self.text = text
@@ -173,6 +233,11 @@ class _ContainerScan:
         self.partial = partial
         self.quotes = _QUOTES[flavor]
         self.memo = memo
+        syntax = _DICTS.get(flavor)
+        self.dict = syntax is not None  # a Gemma-family dict: bare tokens and delimiter-token strings
+        self.open, self.close = (syntax.quote_open, syntax.quote_close) if syntax is not None else ("", "")
+        self.colon, self.comma = (syntax.colon, syntax.comma) if syntax is not None else (":", ",")
+        self.bare = _BARE.get(flavor)
 
     def closed(self, start: int, end: int) -> None:
         """The container opened at ``start`` ended at ``end``: every later question about it is answered."""
@@ -225,11 +290,12 @@ class _ContainerScan:
                     phase = _KEY if closers[-1] == "}" else _VALUE
                     continue
             elif phase in (_IN_VALUE_QUOTED, _IN_KEY_QUOTED):
-                end = text.find(GEMMA_QUOTE, i)
+                close = self.close
+                end = text.find(close, i)
                 if end < 0:  # resume where a closing quote cut off at the end could begin
-                    resume = max(i, n - len(GEMMA_QUOTE) + 1)
+                    resume = max(i, n - len(close) + 1)
                     return self._out_of_input(_ScanState(resume, phase, closers, opens, state.string_start), n)
-                i = end + len(GEMMA_QUOTE)
+                i = end + len(close)
                 if phase == _IN_KEY_QUOTED:
                     phase, i = self._after_key(i)
                     if phase < 0:
@@ -241,14 +307,14 @@ class _ContainerScan:
                 if i >= n:
                     return self._out_of_input(_ScanState(i, _KEY, closers, opens), i)
                 if text[i] not in quotes:
-                    if flavor == "gemma":
+                    if self.dict:
                         key_start = i
                         status, i = self._gemma_token(i, closers, opens)
                         if status != OK:
                             return self._token_stopped(status, i, key_start, _KEY, closers, opens)
                         if i < 0:  # a <|"|> quoted key
                             state.string_start = key_start
-                            i = key_start + len(GEMMA_QUOTE)
+                            i = key_start + len(self.open)
                             phase = _IN_KEY_QUOTED
                             continue
                         phase, i = self._after_key(i)
@@ -277,14 +343,14 @@ class _ContainerScan:
                     i += 1
                     phase = _IN_VALUE_STRING
                     continue
-                elif flavor == "gemma":
+                elif self.dict:
                     value_start = i
                     status, i = self._gemma_token(i, closers, opens)
                     if status != OK:
                         return self._token_stopped(status, i, value_start, _VALUE, closers, opens)
                     if i < 0:  # a <|"|> quoted value
                         state.string_start = value_start
-                        i = value_start + len(GEMMA_QUOTE)
+                        i = value_start + len(self.open)
                         phase = _IN_VALUE_QUOTED
                         continue
                     phase = _AFTER
@@ -305,7 +371,7 @@ class _ContainerScan:
                 if i >= n:
                     return self._out_of_input(_ScanState(i, _AFTER, closers, opens), i)
                 ch = text[i]
-                if ch == ",":
+                if ch == self.comma:
                     i = ws(text, i + 1).end()
                     phase = _KEY if closers[-1] == "}" else _VALUE
                     break
@@ -320,7 +386,7 @@ class _ContainerScan:
         """After a key ending at ``i``: ``:`` and whitespace, then a value. (-1, position) if that fails there."""
         text, ws = self.text, _WS.match
         i = ws(text, i).end()
-        if i >= len(text) or text[i] != ":":
+        if i >= len(text) or text[i] != self.colon:
             return -1, i
         return _VALUE, ws(text, i + 1).end()
 
@@ -338,14 +404,15 @@ class _ContainerScan:
 
         (OK, end) for a bare token, (OK, -1) for a quoted string, (MORE, i) when the input ends in what may
         still become either, (FAIL, i) otherwise."""
-        text, n = self.text, len(self.text)
-        if text.startswith(GEMMA_QUOTE, i):
+        text, n, opening = self.text, len(self.text), self.open
+        if text.startswith(opening, i):
             return OK, -1
-        if text[i] == "<":
-            if n - i < len(GEMMA_QUOTE) and GEMMA_QUOTE.startswith(text[i:]) and self.partial:
+        if text[i] == opening[0]:
+            if n - i < len(opening) and opening.startswith(text[i:]) and self.partial:
                 return MORE, i
             return FAIL, i
-        match = _GEMMA_BARE.match(text, i)
+        assert self.bare is not None
+        match = self.bare.match(text, i)
         if match is None:
             return FAIL, i
         end = match.end()

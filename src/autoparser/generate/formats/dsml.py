@@ -36,7 +36,7 @@ from .. import tags, undeclared
 from ..assemble import GeneratedParser, end_of_turn, end_of_turn_markers, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, reasoning_after_prompt, rule_safe, text_before_calls
 from ..markers import core
-from ..reasoning import extracts_reasoning, prefill, reasoning_block
+from ..reasoning import extracts_reasoning, leading_block, prefill
 from ..request import ParseRequest, ToolSpec
 from ..resync import recover_call
 from ..schema_types import accepts_string, non_string_part, only_string, string_part
@@ -109,7 +109,12 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
     head = p.eps()
     if extracts_reasoning(analysis.reasoning, request):
-        head = p.optional(reasoning_block(analysis.reasoning))
+        # (``</think>`` first is an empty block; after a prompt that closed an empty block, one the model writes anyway
+        # is reasoning too)
+        head = p.optional(leading_block(analysis.reasoning))
+        end = core(analysis.reasoning.end)
+        if end and end in prefill(request.generation_prompt, analysis.reasoning):
+            head = head + head
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()

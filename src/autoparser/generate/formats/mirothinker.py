@@ -40,7 +40,7 @@ from .. import tags
 from ..assemble import GeneratedParser, response_format
 from ..grammar import FormatGrammar, Trigger, json_answer, rule_safe
 from ..markers import flex
-from ..reasoning import extracts_reasoning, prefill, reasoning_block
+from ..reasoning import extracts_reasoning, leading_block, prefill
 from ..request import ParseRequest, ToolSpec
 from ..resync import JSON, recover_call
 
@@ -90,7 +90,7 @@ def build(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     if extracts_reasoning(_THINK, request):
         # A call ends a block the model never closed (see reasoning.py); with thinking off the prompt wrote an empty
         # block, and one the model writes anyway is still reasoning.
-        block = p.optional(reasoning_block(_THINK, blocks, stops))
+        block = p.optional(leading_block(_THINK, blocks, stops))
         head = block + block if prefill(request.generation_prompt, _THINK) else block
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format())

@@ -1,0 +1,208 @@
+"""What ``autoparser serve`` adds to an upstream engine: latency per request and per token, and throughput.
+
+Two processes on loopback: the upstream double of the tests (tests/serve/double.py, llama.cpp's ``/completion``
+wire format) replaying a recorded Qwen3.5 reply (reasoning, an answer and a tool call) token by token with no delay,
+and the real ``autoparser serve`` command in front of it. The client (this process, httpx2) calls the double directly,
+then the same reply through the server, streamed and not, and with 1, 8 and 32 concurrent streams. The difference is
+what the server costs: rendering the prompt, the HTTP hop, parsing and re-framing every token. A real engine's own
+time per token (milliseconds) comes on top of both.
+
+Bounded: a fixed number of requests per measurement (``--requests``), every request under a time limit, loopback
+only. No asserts: it reports.
+
+Run: python bench/serve_bench.py [--requests N] [--tokens N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = "Qwen3.5-4B"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather in a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+LIMIT = 30.0  # seconds, for any one request
+
+
+def reply_text(tokens: int) -> str:
+    """A reply of about ``tokens`` tokens: reasoning, an answer, then a call."""
+    words = max(tokens - 40, 10)
+    reasoning = " ".join(f"step{i}" for i in range(words // 4))
+    answer = " ".join(f"word{i}" for i in range(words // 4))
+    call = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    )
+    return f"{reasoning}\n</think>\n\n{answer}\n\n{call}"
+
+
+DOUBLE = """
+import sys, uvicorn
+sys.path.insert(0, {root!r})
+from tests.serve.double import Script, UpstreamDouble, tokens
+double = UpstreamDouble()
+double.default = Script(tokens({text!r}, ["<tool_call>", "</think>", "<function=", "<parameter="]))
+uvicorn.run(double.app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the process exited with {process.returncode}")
+        try:
+            if httpx2.get(url, timeout=1).status_code == 200:
+                return
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+async def _stream(client: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> tuple[float, float, int]:
+    """(seconds to the first event with text, seconds in all, events) of one streamed request."""
+    start = time.perf_counter()
+    first = 0.0
+    events = 0
+    async with client.stream("POST", url, json=body, timeout=LIMIT) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            events += 1
+            if not first:
+                data = json.loads(line[6:])
+                choices = data.get("choices") or [{}]
+                text = data.get("content") or choices[0].get("delta", {}).get("reasoning_content")
+                if text:
+                    first = time.perf_counter() - start
+    return first, time.perf_counter() - start, events
+
+
+async def _whole(client: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    response = await client.post(url, json=body, timeout=LIMIT)
+    response.raise_for_status()
+    return time.perf_counter() - start
+
+
+async def _concurrent(client: httpx2.AsyncClient, url: str, body: dict[str, Any], streams: int, total: int) -> float:
+    """Seconds for ``total`` streamed requests, ``streams`` at a time."""
+    queue = list(range(total))
+
+    async def worker() -> None:
+        while queue:
+            queue.pop()
+            await _stream(client, url, body)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(streams)))
+    return time.perf_counter() - start
+
+
+async def measure(upstream: str, server: str, requests: int, tokens: int) -> None:
+    direct_url, served_url = upstream + "/completion", server + "/v1/chat/completions"
+    ask = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
+    prompt = {"prompt": "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n"}
+    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
+    async with httpx2.AsyncClient(limits=limits) as client:
+        for _ in range(3):  # warm up: connections, the server's first render
+            await _stream(client, direct_url, {**prompt, "stream": True})
+            await _stream(client, served_url, {**ask, "stream": True})
+        direct = [await _stream(client, direct_url, {**prompt, "stream": True}) for _ in range(requests)]
+        served = [await _stream(client, served_url, {**ask, "stream": True}) for _ in range(requests)]
+        direct_whole = [await _whole(client, direct_url, prompt) for _ in range(requests)]
+        served_whole = [await _whole(client, served_url, ask) for _ in range(requests)]
+
+        def median(values: list[float]) -> float:
+            return statistics.median(values) * 1000
+
+        d_total, s_total = median([t for _, t, _ in direct]), median([t for _, t, _ in served])
+        d_first, s_first = median([f for f, _, _ in direct]), median([f for f, _, _ in served])
+        events = statistics.median([n for _, _, n in served])
+        print(f"autoparser serve bench: {TEMPLATE}, a reply of {tokens} tokens (reasoning, answer, one call)")
+        print(f"upstream: the test double (llama.cpp /completion, no delay); loopback; {requests} requests each")
+        print()
+        print(f"{'':34}{'direct':>12}{'served':>12}{'added':>12}")
+        rows = [
+            ("streamed request, total (ms)", d_total, s_total),
+            ("streamed request, first token (ms)", d_first, s_first),
+            ("per token (µs)", d_total / tokens * 1000, s_total / tokens * 1000),
+            ("whole request (ms)", median(direct_whole), median(served_whole)),
+        ]
+        for label, a, b in rows:
+            print(f"{label:34}{a:12.2f}{b:12.2f}{b - a:+12.2f}")
+        print(f"(the server sent {events:.0f} events for the {tokens} upstream tokens)")
+        print()
+        print(f"{'concurrent streams':34}{'direct tok/s':>14}{'served tok/s':>14}{'served req/s':>14}")
+        for streams in (1, 8, 32):
+            total = max(requests, streams * 2)
+            d_seconds = await _concurrent(client, direct_url, {**prompt, "stream": True}, streams, total)
+            s_seconds = await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
+            print(
+                f"{streams:<34}{total * tokens / d_seconds:14,.0f}{total * tokens / s_seconds:14,.0f}"
+                f"{total / s_seconds:14.1f}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=40, help="requests per measurement (default 40)")
+    parser.add_argument("--tokens", type=int, default=256, help="upstream tokens per reply (default 256)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from tests.serve.double import tokens as cut
+
+    text = reply_text(args.tokens)
+    n_tokens = len(cut(text, ["<tool_call>", "</think>", "<function=", "<parameter="]))
+    up_port, server_port = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    double = subprocess.Popen([sys.executable, "-c", DOUBLE.format(root=str(ROOT), text=text, port=up_port)], env=env)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
+         "--port", str(server_port), "--log-level", "warning"],
+        env=env,
+    )  # fmt: skip
+    try:
+        _wait(f"http://127.0.0.1:{up_port}/health", double)
+        _wait(f"http://127.0.0.1:{server_port}/health", server)
+        asyncio.run(measure(f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{server_port}", args.requests, n_tokens))
+    finally:
+        for process in (server, double):
+            process.terminate()
+            process.wait(10)
+
+
+if __name__ == "__main__":
+    main()

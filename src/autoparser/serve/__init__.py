@@ -1,0 +1,47 @@
+"""``autoparser serve``: an OpenAI-compatible chat server in front of a raw completion engine.
+
+The server renders each chat request with the model's template (``ChatTemplate.apply``), sends the prompt and the
+request's grammar to the engine (llama.cpp's ``/completion`` or an OpenAI-style ``/v1/completions``), and turns the
+engine's text into an OpenAI chat completion — reasoning, content and tool calls — streamed or not. See
+docs/serving.md.
+
+Needs the ``serve`` extra (``pip install 'autoparser[serve]'``: Starlette, uvicorn, httpx2); ``import autoparser``
+never imports this package.
+
+    from autoparser import ChatTemplate
+    from autoparser.serve import ServeConfig, create_app
+
+    app = create_app(ChatTemplate.from_pretrained("path/to/model"), ServeConfig("http://127.0.0.1:8080"))
+    # any ASGI server; or serve(app, port=8000) with uvicorn
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .app import ServeConfig, create_app
+from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
+from .upstream import BOS_MODES, GRAMMAR_FIELDS, KINDS, Piece, Upstream, UpstreamError
+
+__all__ = [
+    "BOS_MODES",
+    "GRAMMAR_FIELDS",
+    "KINDS",
+    "APIError",
+    "ChatRequest",
+    "Piece",
+    "ServeConfig",
+    "Upstream",
+    "UpstreamError",
+    "apply_request",
+    "create_app",
+    "parse_chat_request",
+    "serve",
+]
+
+
+def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+    """Run ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -1,0 +1,296 @@
+"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health``.
+
+A request is validated (:mod:`.protocol`), rendered with ``ChatTemplate.apply``, sent to the upstream
+(:mod:`.upstream`) and its reply read back with the request's own parser: ``params.parse()`` for a whole reply,
+``params.stream()`` fed each upstream piece as it arrives, one ``chat.completion.chunk`` per piece that adds
+something (``merge_deltas``). Nothing is shared between requests but the template (read-only once analysed) and the
+httpx client (a connection pool made for concurrent use).
+
+A client that disconnects cancels the upstream request (its connection is closed), streamed or not: each reply
+watches the ASGI ``receive`` channel while it waits on the upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..api import ChatTemplate
+from ..message import merge_deltas
+from ..params import ChatParams
+from ..template.environment import variables_read
+from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
+from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
+from .upstream import PieceStream, Upstream, UpstreamError, make_upstream
+
+__all__ = ["ServeConfig", "create_app"]
+
+_log = logging.getLogger("autoparser.serve")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How the server reaches its upstream (the command line's options; see docs/serving.md)."""
+
+    upstream: str
+    upstream_kind: str = "llama.cpp"
+    grammar_field: str = "none"
+    model_name: str | None = None
+    upstream_model: str | None = None
+    upstream_api_key: str | None = None
+    default_max_tokens: int | None = None
+    bos: str = "auto"
+    upstream_extra: dict[str, Any] = field(default_factory=dict)
+    upstream_timeout: float | None = 600.0  # seconds without a byte from the upstream; None: no limit
+
+
+class _Server:
+    """What every request reads (never writes): the template, the upstream, the model's name."""
+
+    def __init__(self, template: ChatTemplate, config: ServeConfig, client: httpx2.AsyncClient) -> None:
+        templates = list(template.templates.values())
+        self.template = template
+        self.model = config.model_name or template.name.removesuffix(".jinja")
+        self.template_vars = frozenset().union(*(variables_read(t.source) for t in templates))
+        end_of_turn: list[str] = []
+        next_turn: list[str] = []
+        for one in templates:  # analysed here, once, rather than by the first request
+            end_of_turn += [m.strip() for m in one.analysis.end_of_turn if m.strip() and m.strip() not in end_of_turn]
+            # What would open the next turn (a model that skips its end marker); not "</s>" guessed for an unknown
+            # EOS (it is also HTML)
+            next_turn += [m.strip() for m in one.analysis.stop_markers if m.strip() not in ("", "</s>", *next_turn)]
+        self.client = client
+        self.upstream: Upstream = make_upstream(
+            config.upstream_kind,
+            config.upstream,
+            client,
+            grammar_field=config.grammar_field,
+            model=config.upstream_model,
+            bos_token=template.bos_token,
+            end_of_turn=tuple(end_of_turn),
+            next_turn=tuple(m for m in next_turn if m not in end_of_turn),
+            bos=config.bos,
+            default_max_tokens=config.default_max_tokens,
+            extra=config.upstream_extra,
+            api_key=config.upstream_api_key,
+        )
+        self.created = int(time.time())
+
+
+def _error(err: APIError) -> JSONResponse:
+    return JSONResponse(err.body(), status_code=err.status)
+
+
+def _upstream_error(err: UpstreamError) -> APIError:
+    return APIError(502, err.message, code="upstream_error", type="upstream_error")
+
+
+class _Disconnected(Exception):
+    """The client went away while the reply was being made."""
+
+
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
+    """``await work()``, cancelled (raising :class:`_Disconnected`) when the client disconnects meanwhile; what
+    ``work`` raises is raised as it is."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        try:
+            outcome.append(await work())
+        except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
+            failure.append(err)
+        finally:
+            group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    if not outcome:
+        raise _Disconnected
+    return outcome[0]
+
+
+class _CompleteReply(Response):
+    """A non-streamed reply: the upstream's whole text, parsed at once."""
+
+    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest) -> None:
+        self.server, self.params, self.request = server, params, request
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        upstream = self.server.upstream
+        try:
+            piece = await _until_disconnect(receive, lambda: upstream.complete(self.params, self.request))
+        except _Disconnected:
+            return
+        except UpstreamError as err:
+            _log.warning("%s", err.message)
+            await _error(_upstream_error(err))(scope, receive, send)
+            return
+        message = self.params.parse(piece.text)
+        body = completion(Reply(self.server.model), message, piece.finish, piece.usage, self.params.warnings)
+        await JSONResponse(body)(scope, receive, send)
+
+
+class _StreamedReply(Response):
+    """A streamed reply: server-sent ``chat.completion.chunk`` events, then ``data: [DONE]``."""
+
+    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest) -> None:
+        self.server, self.params, self.request = server, params, request
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        upstream = self.server.upstream
+        try:
+            pieces = await _until_disconnect(receive, lambda: upstream.stream(self.params, self.request))
+        except _Disconnected:
+            return
+        except UpstreamError as err:  # refused before the reply began: an HTTP error, as OpenAI's API answers
+            _log.warning("%s", err.message)
+            await _error(_upstream_error(err))(scope, receive, send)
+            return
+        try:
+            await _until_disconnect(receive, lambda: self._relay(pieces, send))
+        except _Disconnected:
+            _log.info("client disconnected: upstream request cancelled")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pieces.aclose()
+
+    async def _relay(self, pieces: PieceStream, send: Send) -> None:
+        params, request = self.params, self.request
+        reply = Reply(self.server.model)
+        usage_field = request.include_usage
+
+        async def emit(data: dict[str, Any]) -> None:
+            await send({"type": "http.response.body", "body": sse(data), "more_body": True})
+
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        await emit(reply.chunk({"role": "assistant", "content": ""}, with_usage_field=usage_field))
+        parser = params.stream()
+        finish: str | None = None
+        usage: Usage | None = None
+        failure: UpstreamError | None = None
+        try:
+            async for piece in pieces.pieces():
+                if piece.text:
+                    delta = merge_deltas(parser.feed(piece.text)).to_openai()
+                    if delta:
+                        await emit(reply.chunk(delta, with_usage_field=usage_field))
+                finish = piece.finish or finish
+                usage = piece.usage or usage
+        except UpstreamError as err:
+            failure = err
+        last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
+        message = parser.message
+        found = warnings_field(message.warnings, params.warnings)
+        if found:
+            last["autoparser_warnings"] = found
+        if failure is not None:
+            _log.warning("%s", failure.message)
+            if last:
+                await emit(reply.chunk(last, with_usage_field=usage_field))
+            await emit(_upstream_error(failure).body())
+        else:
+            await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
+            if usage_field:
+                await emit(reply.usage_chunk(usage or Usage()))
+            await send({"type": "http.response.body", "body": DONE, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def chat_completions(request: Request) -> Response:
+    server: _Server = request.app.state.autoparser
+    try:
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError as err:
+            raise APIError(400, f"the request body is not valid JSON: {err}", code="invalid_json") from None
+        chat = parse_chat_request(body, server.template_vars)
+        params = apply_request(server.template, chat)
+    except APIError as err:
+        return _error(err)
+    if chat.stream:
+        return _StreamedReply(server, params, chat)
+    return _CompleteReply(server, params, chat)
+
+
+async def models(request: Request) -> Response:
+    server: _Server = request.app.state.autoparser
+    model = {"id": server.model, "object": "model", "created": server.created, "owned_by": "autoparser"}
+    return JSONResponse({"object": "list", "data": [model]})
+
+
+async def health(request: Request) -> Response:
+    server: _Server = request.app.state.autoparser
+    return JSONResponse({"status": "ok", "model": server.model, "upstream": server.upstream.endpoint})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+    message = f"{request.method} {request.url.path}: {exc.detail}"
+    return _error(APIError(exc.status_code, message, code=None, type=kind))
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    _log.exception("internal error on %s", request.url.path)
+    return _error(APIError(500, f"internal server error: {type(exc).__name__}: {exc}", type="server_error"))
+
+
+def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
+    """The server's ASGI app for ``template`` in front of ``config.upstream``. ``client``: the httpx client for
+    the upstream (one is made, and closed at shutdown, when not given)."""
+    own_client = client is None
+    if client is None:
+        timeout = httpx2.Timeout(connect=30.0, read=config.upstream_timeout, write=60.0, pool=None)
+        limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
+        client = httpx2.AsyncClient(timeout=timeout, limits=limits)
+    server = _Server(template, config, client)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+        yield
+        if own_client:
+            await server.client.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        lifespan=lifespan,
+    )
+    app.state.autoparser = server
+    return app

@@ -1,0 +1,311 @@
+"""The OpenAI chat-completions request: validated field by field, with OpenAI-format errors naming the field.
+
+:func:`parse_chat_request` turns a request body into a :class:`ChatRequest` (what ``ChatTemplate.apply`` and the
+upstream need) or raises :class:`APIError` with the field (``param``) at fault. :func:`apply_request` renders it
+with the template; what the template or the request normalisation refuses becomes a 400 as well
+(``RequestError.field``, ``TemplateError``'s reason).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api import ChatTemplate
+from ..errors import RequestError, SchemaError, TemplateError
+from ..params import ChatParams
+
+__all__ = [
+    "REASONING_EFFORTS",
+    "APIError",
+    "ChatRequest",
+    "Sampling",
+    "apply_request",
+    "parse_chat_request",
+]
+
+# vLLM 0.32's ChatCompletionRequest.reasoning_effort (OpenAI's values, and DeepSeek V4's "max")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+# Render arguments the server sets itself: a request's chat_template_kwargs cannot override them.
+_SERVER_KWARGS = frozenset(
+    {"messages", "tools", "add_generation_prompt", "continue_final_message", "chat_template", "tokenize"}
+)
+# Fields a client may send that this server cannot honour: a 400 rather than a reply that ignores them.
+_UNSUPPORTED = {
+    "functions": "the deprecated `functions` field is not supported; send `tools`",
+    "function_call": "the deprecated `function_call` field is not supported; send `tool_choice`",
+}
+
+
+class APIError(Exception):
+    """An error answered in OpenAI's format: ``{"error": {"message", "type", "param", "code"}}``."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        type: str = "invalid_request_error",
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.type = type
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def _invalid(param: str, message: str, code: str = "invalid_value") -> APIError:
+    return APIError(400, f"{param}: {message}", param=param, code=code)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What the upstream gets besides the prompt and the grammar (None: the engine's default)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logit_bias: dict[str, float] | None = None  # token id (as a string) -> bias in [-100, 100], OpenAI's form
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A validated chat-completions request."""
+
+    messages: list[Any]
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] = "auto"
+    parallel_tool_calls: bool | None = None
+    json_schema: dict[str, Any] | None = None
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+    include_usage: bool = False
+    sampling: Sampling = Sampling()
+
+
+def _type_name(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number" if isinstance(value, int | float) else type(value).__name__
+    )
+
+
+def _typed(body: Mapping[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
+    """``body[key]`` when it is one of ``kinds`` (None when absent or null)."""
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) and bool not in kinds:
+        raise _invalid(key, f"must be {what}, got {_type_name(value)}", "invalid_type")
+    if not isinstance(value, kinds):
+        raise _invalid(key, f"must be {what}, got {_type_name(value)}", "invalid_type")
+    return value
+
+
+def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float | None:
+    value = _typed(body, key, (int, float), "a number")
+    if value is None:
+        return None
+    if not (math.isfinite(value) and low <= value <= high):
+        raise _invalid(key, f"must be between {low:g} and {high:g}, got {value!r}")
+    return float(value)
+
+
+def _positive_int(body: Mapping[str, Any], key: str) -> int | None:
+    value = _typed(body, key, (int,), "an integer")
+    if value is not None and value < 1:
+        raise _invalid(key, f"must be at least 1, got {value}")
+    return value
+
+
+def _stop(body: Mapping[str, Any]) -> tuple[str, ...]:
+    value = body.get("stop")
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise _invalid("stop", "must be a string or an array of strings", "invalid_type")
+    return tuple(s for s in value if s)
+
+
+def _logit_bias(body: Mapping[str, Any]) -> dict[str, float] | None:
+    bias = _typed(body, "logit_bias", (dict,), "an object mapping token ids to biases")
+    if not bias:
+        return None
+    for key, value in bias.items():
+        if not key.isdigit():
+            raise _invalid("logit_bias", f"keys must be token ids, got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not -100 <= value <= 100:
+            raise _invalid("logit_bias", f"biases must be numbers between -100 and 100, got {value!r} for {key}")
+    return {key: float(value) for key, value in bias.items()}
+
+
+def _tool_choice(body: Mapping[str, Any], tools: list[Any] | None) -> str | dict[str, Any]:
+    choice = body.get("tool_choice")
+    if choice is None:
+        return "auto" if tools else "none"
+    if isinstance(choice, str):
+        if choice not in ("auto", "required", "none"):
+            raise _invalid("tool_choice", f'must be "auto", "required", "none" or a named function, got {choice!r}')
+        if choice == "required" and not tools:
+            raise _invalid("tool_choice", '"required" needs `tools`')
+        return choice if tools else "none"
+    if not isinstance(choice, dict):
+        raise _invalid("tool_choice", f"must be a string or an object, got {_type_name(choice)}", "invalid_type")
+    function = choice.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    if choice.get("type", "function") != "function" or not isinstance(name, str) or not name:
+        raise _invalid("tool_choice", 'a named tool choice is {"type": "function", "function": {"name": ...}}')
+    names = [
+        t["function"].get("name") for t in tools or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)
+    ]
+    if name not in names:
+        raise _invalid("tool_choice", f"names {name!r}, which is not among the request's tools")
+    return {"type": "function", "function": {"name": name}}
+
+
+def _json_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    fmt = _typed(body, "response_format", (dict,), "an object")
+    if fmt is None:
+        return None
+    kind = fmt.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return {"type": "object"}
+    if kind == "json_schema":
+        spec = fmt.get("json_schema")
+        if not isinstance(spec, dict):
+            raise _invalid("response_format.json_schema", "must be an object with a `schema`", "invalid_type")
+        schema = spec.get("schema")
+        if schema is None:
+            return {"type": "object"}  # OpenAI: a json_schema response format without a schema is any JSON object
+        if not isinstance(schema, dict):
+            raise _invalid("response_format.json_schema.schema", "must be an object", "invalid_type")
+        return schema
+    raise _invalid("response_format.type", f'must be "text", "json_object" or "json_schema", got {kind!r}')
+
+
+def _template_kwargs(body: Mapping[str, Any], template_vars: frozenset[str]) -> dict[str, Any]:
+    """``chat_template_kwargs`` with ``reasoning_effort`` merged in as vLLM's ``build_chat_params`` does: the
+    top-level field wins over the kwarg, and unless the request sets ``enable_thinking`` itself, an effort sets it
+    (``"none"`` off, any other on); like vLLM's ``resolve_chat_template_kwargs``, only for templates that read
+    those variables (a template that always thinks is not told otherwise)."""
+    kwargs = _typed(body, "chat_template_kwargs", (dict,), "an object")
+    kwargs = dict(kwargs or {})
+    for key in kwargs:
+        if key in _SERVER_KWARGS:
+            raise _invalid(f"chat_template_kwargs.{key}", "is set by the server, not by a request")
+    if "enable_thinking" in kwargs and not isinstance(kwargs["enable_thinking"], bool | None):
+        raise _invalid(
+            "chat_template_kwargs.enable_thinking",
+            f"must be a boolean, got {_type_name(kwargs['enable_thinking'])}",
+            "invalid_type",
+        )
+    effort = _typed(body, "reasoning_effort", (str,), "a string")
+    if effort is not None:
+        if effort not in REASONING_EFFORTS:
+            raise _invalid("reasoning_effort", f"must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
+        if "reasoning_effort" in template_vars:
+            kwargs["reasoning_effort"] = effort
+        if kwargs.get("enable_thinking") is None and "enable_thinking" in template_vars:
+            kwargs["enable_thinking"] = effort != "none"
+    return kwargs
+
+
+def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()) -> ChatRequest:
+    """Validate a ``/v1/chat/completions`` body. ``template_vars``: the variables the chat template reads
+    (``reasoning_effort`` and ``enable_thinking`` reach the template only where it reads them).
+
+    Raises :class:`APIError` (400) naming the field. Messages and tools are checked in depth by
+    :func:`apply_request` (the request normalisation)."""
+    if not isinstance(body, dict):
+        raise APIError(400, f"the request body must be a JSON object, got {_type_name(body)}", code="invalid_type")
+    for key, why in _UNSUPPORTED.items():
+        if body.get(key) is not None:
+            raise _invalid(key, why, "unsupported_parameter")
+    if "messages" not in body:
+        raise _invalid("messages", "is required", "missing_required_parameter")
+    messages = body["messages"]
+    if not isinstance(messages, list):
+        raise _invalid("messages", f"must be an array of messages, got {_type_name(messages)}", "invalid_type")
+    if not messages:
+        raise _invalid("messages", "must hold at least one message")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise _invalid(f"messages[{i}]", f"must be an object, got {_type_name(message)}", "invalid_type")
+        if not isinstance(message.get("role"), str):
+            raise _invalid(f"messages[{i}].role", "is required (a string)", "missing_required_parameter")
+    tools = _typed(body, "tools", (list,), "an array of tools")
+    n = _typed(body, "n", (int,), "an integer")
+    if n is not None and n != 1:
+        raise _invalid("n", f"only n=1 is supported, got {n}", "unsupported_value")
+    if body.get("logprobs") or body.get("top_logprobs"):
+        param = "logprobs" if body.get("logprobs") else "top_logprobs"
+        raise _invalid(param, "log probabilities are not supported", "unsupported_parameter")
+    parallel = _typed(body, "parallel_tool_calls", (bool,), "a boolean")
+    stream = bool(_typed(body, "stream", (bool,), "a boolean"))
+    options = _typed(body, "stream_options", (dict,), "an object") or {}
+    include_usage = _typed(options, "include_usage", (bool,), "a boolean") if options else None
+    max_tokens = _positive_int(body, "max_completion_tokens")
+    if max_tokens is None:
+        max_tokens = _positive_int(body, "max_tokens")
+    else:
+        _positive_int(body, "max_tokens")
+    sampling = Sampling(
+        max_tokens=max_tokens,
+        temperature=_number(body, "temperature", 0.0, 2.0),
+        top_p=_number(body, "top_p", 0.0, 1.0),
+        seed=_typed(body, "seed", (int,), "an integer"),
+        stop=_stop(body),
+        frequency_penalty=_number(body, "frequency_penalty", -2.0, 2.0),
+        presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
+        logit_bias=_logit_bias(body),
+    )
+    return ChatRequest(
+        messages=messages,
+        tools=tools,
+        tool_choice=_tool_choice(body, tools),
+        parallel_tool_calls=parallel,
+        json_schema=_json_schema(body),
+        chat_template_kwargs=_template_kwargs(body, template_vars),
+        stream=stream,
+        include_usage=bool(include_usage) and stream,
+        sampling=sampling,
+    )
+
+
+def apply_request(template: ChatTemplate, request: ChatRequest) -> ChatParams:
+    """The prompt and parser for ``request``; what the template or the normalisation refuses is a 400."""
+    try:
+        return template.apply(
+            request.messages,
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            parallel_tool_calls=request.parallel_tool_calls,
+            json_schema=request.json_schema,
+            chat_template_kwargs=request.chat_template_kwargs,
+        )
+    except RequestError as err:
+        raise APIError(400, str(err), param=err.field, code="invalid_value") from err
+    except SchemaError as err:
+        param = "response_format.json_schema.schema" if request.json_schema is not None else "tools"
+        raise APIError(400, f"{param}: {err}", param=param, code="invalid_schema") from err
+    except TemplateError as err:
+        raise APIError(
+            400, f"the chat template cannot render this request: {err.reason}", param="messages", code="template_error"
+        ) from err
+    except (ValueError, TypeError) as err:  # what apply() refuses beyond the checks above
+        raise APIError(400, str(err), code="invalid_value") from err

@@ -1,0 +1,510 @@
+"""The completion engines behind the server: llama.cpp's ``/completion`` and OpenAI-style ``/v1/completions``.
+
+Each kind turns a rendered request (:class:`~autoparser.params.ChatParams` and the client's sampling) into the
+engine's request body, sends it with httpx, and reads the reply back as :class:`Piece` objects: the text the model
+wrote, then how it finished (``stop`` or ``length``) and the token counts. Streamed, one piece per server-sent
+event, yielded as it arrives.
+
+**llama.cpp** (``tools/server``: ``server-schema.cpp`` names the fields, ``server-common.cpp`` shows what its own
+chat endpoint sends): ``prompt``, ``n_predict``, ``temperature``, ``top_p``, ``seed``, ``frequency_penalty``,
+``presence_penalty``, ``logit_bias``, ``stop`` (the client's stops and the template's end-of-turn markers:
+:meth:`Upstream.stops`), ``stream``;
+``grammar`` (GBNF) with ``grammar_lazy`` and ``grammar_triggers`` (``{"type": 1, "value": word}`` for a word,
+``2`` for a pattern, ``3`` for a full pattern: ``common_grammar_trigger_type``) and ``preserved_tokens`` (markers
+the server must render as text and may use as trigger tokens; with them, the template's end-of-turn and next-turn
+markers, so that a control token the model writes is kept, or matched as a stop, instead of silently dropped).
+Sent without ``grammar_type``, so the server does not pre-feed a generation prompt to the grammar: autoparser's
+grammars describe the output only. For a lazy grammar
+where the template has reasoning markers, ``reasoning_budget_start_tag`` / ``reasoning_budget_end_tags`` with an
+unlimited ``reasoning_budget_tokens`` (-1) and the ``generation_prompt`` keep triggers inside the reasoning block
+from firing, as llama.cpp's chat endpoint does (``common/sampling.cpp``: ``grammar_should_apply``). The reply:
+``content`` per event, ``stop: true`` on the last, with ``stop_type`` (``limit`` is ``length``),
+``tokens_evaluated`` and ``tokens_predicted``.
+
+**OpenAI-style** ``/v1/completions`` (vLLM, SGLang, TGI, providers): ``model``, ``prompt``, ``max_tokens``,
+sampling, ``stop``, ``stream`` (``stream_options.include_usage`` when the client asked for usage), and the grammar in
+the field the engine documents (:data:`GRAMMAR_FIELDS`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from ..params import ChatParams
+from .chunks import Usage
+from .protocol import ChatRequest
+
+__all__ = [
+    "GRAMMAR_FIELDS",
+    "KINDS",
+    "LlamaCppUpstream",
+    "OpenAIUpstream",
+    "Piece",
+    "PieceStream",
+    "Upstream",
+    "UpstreamError",
+    "make_upstream",
+]
+
+KINDS = ("llama.cpp", "openai")
+# Where an OpenAI-style engine takes the grammar (checked against vLLM 0.32's CompletionRequest and SGLang 0.5's):
+GRAMMAR_FIELDS = {
+    "none": "no grammar: the reply is parsed as the model wrote it",
+    "vllm-lark": "vLLM: structured_outputs.grammar = params.full_lark_grammar (llguidance)",
+    "vllm-structural-tag": "vLLM: structured_outputs.structural_tag = params.structural_tag (xgrammar); "
+    "the Lark grammar where a request has no tag",
+    "sglang-ebnf": "SGLang: ebnf = params.full_grammar (GBNF, xgrammar)",
+    "sglang-structural-tag": "SGLang: response_format = params.structural_tag; ebnf where a request has no tag",
+}
+BOS_MODES = ("auto", "strip", "keep")
+# Sampling fields both kinds take under OpenAI's names (llama.cpp: server-schema.cpp; logit_bias in OpenAI's
+# {"token id": bias} form, which llama.cpp reads too)
+_SAMPLING = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "logit_bias")
+# llama.cpp's common_grammar_trigger_type (its TOKEN type, 0, needs a token id: autoparser makes words instead)
+_TRIGGER_TYPES = {"word": 1, "pattern": 2, "pattern_full": 3}
+_log = logging.getLogger("autoparser.serve")
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached, answered an error, or broke off a reply (the message says which)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Text the model wrote; the last piece of a reply also says how it ended (``stop``/``length``) and its usage."""
+
+    text: str = ""
+    finish: str | None = None
+    usage: Usage | None = None
+
+
+def _error_message(payload: object) -> str:
+    """The message of an error body, as engines shape them (OpenAI's ``{"error": {"message"}}``, vLLM's older
+    ``{"object": "error", "message"}``, FastAPI's ``{"detail"}``)."""
+    if isinstance(payload, Mapping):
+        error = payload.get("error")
+        if isinstance(error, Mapping) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str) and error:
+            return error
+        for key in ("message", "detail"):
+            if payload.get(key):
+                return str(payload[key]) if not isinstance(payload[key], str) else payload[key]
+    return json.dumps(payload) if not isinstance(payload, str) else payload
+
+
+def _body_message(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        message = _error_message(json.loads(text))
+    except ValueError:
+        message = text
+    return message[:2000] or "(empty body)"
+
+
+class PieceStream:
+    """A streamed reply: iterate :meth:`pieces`, then (always) :meth:`aclose` to release the connection; closing it
+    early cancels the upstream request."""
+
+    def __init__(self, response: httpx2.Response, decode: Callable[[Any], Piece | None], source: str) -> None:
+        self._response = response
+        self._decode = decode
+        self._source = source
+
+    async def _events(self) -> AsyncIterator[str]:
+        """Server-sent events' data, one per event, as the lines arrive."""
+        data: list[str] = []
+        async for line in self._response.aiter_lines():
+            if not line:
+                if data:
+                    yield "\n".join(data)
+                    data = []
+                continue
+            if line.startswith(":"):
+                continue  # a comment: llama.cpp's keep-alive pings
+            name, _, value = line.partition(":")
+            if name == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
+        if data:
+            yield "\n".join(data)
+
+    async def pieces(self) -> AsyncIterator[Piece]:
+        """The reply's pieces; one has ``finish`` set. Raises :class:`UpstreamError` for an error event, a broken
+        connection, or a stream that closes before the reply ended."""
+        ended = False
+        try:
+            async for data in self._events():
+                if data.strip() == "[DONE]":
+                    return
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    raise UpstreamError(f"{self._source} sent an event that is not JSON: {data[:200]!r}") from None
+                piece = self._decode(event)
+                if piece is None:
+                    continue
+                ended = ended or piece.finish is not None
+                yield piece
+                if ended and self.ends_at_finish:
+                    return
+        except httpx2.HTTPError as err:
+            raise UpstreamError(f"{self._source} broke off the reply: {_describe(err)}") from err
+        if not ended:
+            raise UpstreamError(f"{self._source} closed the stream before the reply ended")
+
+    ends_at_finish = True  # llama.cpp's /completion sends no [DONE]: the event with "stop": true is the last
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+def _describe(err: BaseException) -> str:
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+class Upstream:
+    """What both kinds share: the httpx client, the BOS rule, sending and error reporting."""
+
+    kind = ""
+    path = ""
+
+    def __init__(
+        self,
+        url: str,
+        client: httpx2.AsyncClient,
+        *,
+        bos_token: str = "",
+        end_of_turn: tuple[str, ...] = (),
+        next_turn: tuple[str, ...] = (),
+        bos: str = "auto",
+        default_max_tokens: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        if bos not in BOS_MODES:
+            raise ValueError(f"bos must be one of {', '.join(BOS_MODES)}, got {bos!r}")
+        self.url = url.rstrip("/")
+        self.client = client
+        self.bos_token = bos_token
+        self.end_of_turn = end_of_turn
+        self.next_turn = next_turn
+        self.bos = bos
+        self.default_max_tokens = default_max_tokens
+        self.extra = dict(extra or {})
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._adds_bos: bool | None = None  # learned once (the same answer for every request)
+
+    @property
+    def endpoint(self) -> str:
+        return self.url + self.path
+
+    # --- the request ---------------------------------------------------------------------------------------------
+
+    async def prompt(self, params: ChatParams) -> str:
+        """The prompt as the engine must get it: without the template's BOS text where the engine adds BOS itself
+        when it tokenizes (``bos``: ``auto`` asks llama.cpp, assumes so for OpenAI-style engines)."""
+        bos = self.bos_token
+        if not bos or not params.prompt.startswith(bos) or self.bos == "keep":
+            return params.prompt
+        if self.bos == "auto" and not await self.adds_bos():
+            return params.prompt
+        return params.prompt[len(bos) :]
+
+    async def adds_bos(self) -> bool:
+        return True
+
+    def stops(self, params: ChatParams, request: ChatRequest) -> list[str]:
+        """The client's stop strings, then the template's end-of-turn markers — except those the reply's own markup
+        uses (``preserved_tokens``: gpt-oss's ``<|end|>`` ends a message inside the turn, Cohere's
+        ``<|END_RESPONSE|>`` closes the answer its grammar spells out; the engine ends generation on such special
+        tokens by itself where they end the turn). Not the markers a next turn opens with: a grammar may allow
+        them inside reasoning or text, and a stop there would cut a constrained reply short."""
+        stops = list(request.sampling.stop)
+        markup = set(params.preserved_tokens)
+        return stops + [m for m in self.end_of_turn if m and m not in stops and m not in markup]
+
+    async def body(self, params: ChatParams, request: ChatRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # --- sending -------------------------------------------------------------------------------------------------
+
+    async def _send(self, body: Mapping[str, Any], *, stream: bool) -> httpx2.Response:
+        request = self.client.build_request("POST", self.endpoint, json=body, headers=self.headers)
+        try:
+            response = await self.client.send(request, stream=stream)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
+            raise UpstreamError(f"upstream {self.endpoint} is unreachable: {_describe(err)}") from err
+        except httpx2.HTTPError as err:  # a timeout, a connection that broke before the answer
+            raise UpstreamError(f"upstream {self.endpoint} failed: {_describe(err)}") from err
+        if response.status_code >= 400:
+            try:
+                raw = await response.aread()
+            except httpx2.HTTPError:
+                raw = b""
+            finally:
+                await response.aclose()
+            message = _body_message(raw)
+            raise UpstreamError(
+                f"upstream {self.endpoint} answered {response.status_code}: {message}", response.status_code
+            )
+        return response
+
+    async def complete(self, params: ChatParams, request: ChatRequest) -> Piece:
+        """The whole reply at once."""
+        response = await self._send(await self.body(params, request), stream=False)
+        try:
+            payload = response.json()
+        except ValueError:
+            raise UpstreamError(f"upstream {self.endpoint} answered with a body that is not JSON") from None
+        piece = self.decode_complete(payload)
+        if piece is None:
+            raise UpstreamError(f"upstream {self.endpoint} answered without a completion: {str(payload)[:200]}")
+        return piece
+
+    async def stream(self, params: ChatParams, request: ChatRequest) -> PieceStream:
+        """Open a streamed reply (raises :class:`UpstreamError` before any piece when the upstream refuses)."""
+        response = await self._send(await self.body(params, request), stream=True)
+        stream = PieceStream(response, self.decode_event, f"upstream {self.endpoint}")
+        stream.ends_at_finish = self.kind == "llama.cpp"
+        return stream
+
+    def decode_event(self, event: Any) -> Piece | None:
+        raise NotImplementedError
+
+    def decode_complete(self, payload: Any) -> Piece | None:
+        return self.decode_event(payload)
+
+    def _raise_event_error(self, event: Any) -> None:
+        if isinstance(event, Mapping) and event.get("error"):
+            raise UpstreamError(f"upstream {self.endpoint} failed: {_error_message(event)}")
+
+
+class LlamaCppUpstream(Upstream):
+    """llama.cpp's server, ``POST /completion``."""
+
+    kind = "llama.cpp"
+    path = "/completion"
+
+    async def adds_bos(self) -> bool:
+        """Whether the server adds BOS when it tokenizes a prompt: ``/tokenize`` of nothing with
+        ``add_special`` gives ``[bos]`` or ``[]`` (asked once; if the server cannot say, yes)."""
+        if self._adds_bos is None:
+            try:
+                response = await self.client.post(
+                    self.url + "/tokenize", json={"content": "", "add_special": True}, headers=self.headers
+                )
+                tokens = response.json().get("tokens") if response.status_code == 200 else None
+                self._adds_bos = bool(tokens) if isinstance(tokens, list) else True
+            except (httpx2.HTTPError, ValueError, AttributeError):
+                return True  # not remembered: the next request asks again
+        return self._adds_bos
+
+    async def body(self, params: ChatParams, request: ChatRequest) -> dict[str, Any]:
+        sampling = request.sampling
+        body: dict[str, Any] = {"prompt": await self.prompt(params), "stream": request.stream}
+        n_predict = sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens
+        if n_predict is not None:
+            body["n_predict"] = n_predict
+        for key in _SAMPLING:
+            value = getattr(sampling, key)
+            if value is not None:
+                body[key] = value
+        stops = self.stops(params, request)
+        if stops:
+            body["stop"] = stops
+        body.update(llama_cpp_grammar(params))
+        # The template's turn markers are preserved too: llama.cpp drops a control token from the text unless it is
+        # preserved (an end-of-turn marker then could not match its stop string; a next turn's <|im_start|> would
+        # vanish from what the model wrote); preserved, they are written, and an end of turn is cut as a stop.
+        turn = [*self.end_of_turn, *self.next_turn]
+        body["preserved_tokens"] = list(dict.fromkeys([*body["preserved_tokens"], *turn]))
+        body.update(self.extra)
+        return body
+
+    def decode_event(self, event: Any) -> Piece | None:
+        self._raise_event_error(event)
+        if not isinstance(event, Mapping):
+            raise UpstreamError(f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}")
+        text = event.get("content")
+        text = text if isinstance(text, str) else ""
+        if not event.get("stop"):
+            return Piece(text) if text else None
+        finish = "length" if event.get("stop_type") == "limit" else "stop"
+        usage = Usage(_count(event.get("tokens_evaluated")), _count(event.get("tokens_predicted")))
+        return Piece(text, finish, usage)
+
+    def decode_complete(self, payload: Any) -> Piece | None:
+        if isinstance(payload, list) and len(payload) == 1:  # several prompts would give several results
+            payload = payload[0]
+        piece = self.decode_event(payload)
+        if piece is not None and piece.finish is None:  # a reply that does not say it ended: it did
+            return Piece(piece.text, "stop", piece.usage)
+        return piece
+
+
+def llama_cpp_grammar(params: ChatParams) -> dict[str, Any]:
+    """The grammar fields of a llama.cpp request, as autoparser produced them."""
+    fields: dict[str, Any] = {"preserved_tokens": list(params.preserved_tokens)}
+    grammar = params.grammar
+    if grammar is None:
+        return fields
+    fields["grammar"] = grammar
+    fields["grammar_lazy"] = params.grammar_lazy
+    if params.grammar_lazy:
+        fields["grammar_triggers"] = [
+            {"type": _TRIGGER_TYPES.get(t.type, 1), "value": t.value} for t in params.grammar_triggers
+        ]
+        if _reasoning_open(params):
+            # Triggers do not fire inside a reasoning block: llama.cpp's reasoning-budget sampler, unlimited, tells
+            # the lazy grammar when the block is open (it reads the generation prompt for a block opened there).
+            fields["reasoning_budget_tokens"] = -1
+            fields["reasoning_budget_start_tag"] = params.thinking_start_tag
+            fields["reasoning_budget_end_tags"] = [params.thinking_end_tag]
+            fields["generation_prompt"] = params.generation_prompt
+    return fields
+
+
+def _reasoning_open(params: ChatParams) -> bool:
+    """Whether the reply may hold a reasoning block, where triggers must not fire: the template has thinking tags
+    and the generation prompt did not close the block (thinking off). llama.cpp's reasoning-budget sampler opens a
+    block at any start tag of the output, while the parser reads one only where the reply starts: with thinking
+    off, a start tag the model writes later is content, and a trigger after it must fire."""
+    start, end = params.thinking_start_tag, params.thinking_end_tag
+    if not (start and end):
+        return False
+    prompt = params.generation_prompt
+    return start not in prompt or prompt.rfind(end) < prompt.rfind(start)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+class OpenAIUpstream(Upstream):
+    """An OpenAI-style completions endpoint, ``POST /v1/completions`` (give the URL without ``/v1``)."""
+
+    kind = "openai"
+    path = "/v1/completions"
+
+    def __init__(
+        self,
+        url: str,
+        client: httpx2.AsyncClient,
+        *,
+        grammar_field: str = "none",
+        model: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(url.removesuffix("/").removesuffix("/v1"), client, **options)
+        if grammar_field not in GRAMMAR_FIELDS:
+            raise ValueError(f"grammar_field must be one of {', '.join(GRAMMAR_FIELDS)}, got {grammar_field!r}")
+        self.grammar_field = grammar_field
+        self.model = model
+
+    async def upstream_model(self) -> str:
+        """The model to ask for: the configured one, else the first the upstream's ``/v1/models`` lists."""
+        if self.model:
+            return self.model
+        try:
+            response = await self.client.get(self.url + "/v1/models", headers=self.headers)
+            data = response.json().get("data") if response.status_code == 200 else None
+            model = data[0].get("id") if isinstance(data, list) and data and isinstance(data[0], Mapping) else None
+        except (httpx2.HTTPError, ValueError, AttributeError) as err:
+            raise UpstreamError(f"upstream {self.url}/v1/models is unreachable: {_describe(err)}") from err
+        if not isinstance(model, str) or not model:
+            raise UpstreamError(f"upstream {self.url}/v1/models lists no model; pass --upstream-model")
+        self.model = model
+        return model
+
+    async def body(self, params: ChatParams, request: ChatRequest) -> dict[str, Any]:
+        sampling = request.sampling
+        body: dict[str, Any] = {
+            "model": await self.upstream_model(),
+            "prompt": await self.prompt(params),
+            "stream": request.stream,
+            # An engine's completions default is 16 tokens; null asks vLLM and OpenAI for the rest of the context.
+            "max_tokens": sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens,
+        }
+        for key in _SAMPLING:
+            value = getattr(sampling, key)
+            if value is not None:
+                body[key] = value
+        stops = self.stops(params, request)
+        if stops:
+            body["stop"] = stops
+        if request.stream and request.include_usage:
+            body["stream_options"] = {"include_usage": True}
+        body.update(openai_grammar(params, self.grammar_field))
+        body.update(self.extra)
+        return body
+
+    def decode_event(self, event: Any) -> Piece | None:
+        self._raise_event_error(event)
+        if not isinstance(event, Mapping):
+            raise UpstreamError(f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}")
+        usage = _openai_usage(event.get("usage"))
+        choices = event.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
+        text = choice.get("text")
+        text = text if isinstance(text, str) else ""
+        finish = choice.get("finish_reason")
+        finish = None if finish is None else "length" if finish == "length" else "stop"
+        if not text and finish is None and usage is None:
+            return None
+        return Piece(text, finish, usage)
+
+    def decode_complete(self, payload: Any) -> Piece | None:
+        piece = self.decode_event(payload)
+        if piece is not None and piece.finish is None:
+            return Piece(piece.text, "stop", piece.usage)
+        return piece
+
+
+def openai_grammar(params: ChatParams, grammar_field: str) -> dict[str, Any]:
+    """The grammar fields of an OpenAI-style completions request: whole-output grammars (these engines constrain
+    from the first token), in the field ``grammar_field`` names; markers must then come back as text
+    (``skip_special_tokens``)."""
+    if grammar_field == "none":
+        return {}
+    fields: dict[str, Any] = {"skip_special_tokens": False}
+    tag = params.structural_tag if grammar_field.endswith("structural-tag") else None
+    if grammar_field.startswith("vllm"):
+        if tag is not None:
+            fields["structured_outputs"] = {"structural_tag": json.dumps(tag)}
+        elif params.full_lark_grammar is not None:
+            fields["structured_outputs"] = {"grammar": params.full_lark_grammar}
+    elif tag is not None:
+        fields["response_format"] = tag
+    elif params.full_grammar is not None:
+        fields["ebnf"] = params.full_grammar
+    return fields
+
+
+def _openai_usage(usage: object) -> Usage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+
+
+def make_upstream(kind: str, url: str, client: httpx2.AsyncClient, **options: Any) -> Upstream:
+    """The upstream of ``kind`` (:data:`KINDS`)."""
+    if kind == "llama.cpp":
+        if options.pop("grammar_field", "none") != "none":
+            raise ValueError("--grammar-field applies to --upstream-kind openai; llama.cpp gets GBNF with triggers")
+        options.pop("model", None)
+        return LlamaCppUpstream(url, client, **options)
+    if kind == "openai":
+        return OpenAIUpstream(url, client, **options)
+    raise ValueError(f"upstream kind must be one of {', '.join(KINDS)}, got {kind!r}")
