@@ -67,6 +67,7 @@ class JsonView:
 
     __slots__ = (
         "_escape",
+        "_escaped",
         "_held_raw",
         "_key",
         "_keys",
@@ -98,6 +99,7 @@ class JsonView:
         self._number = ""
         self._literal = ""
         self._escape = ""  # an escape sequence cut off by the end of the text so far
+        self._escaped = False  # a raw control character in a string was sent as its escape
         self._skip_key = ""
         self._skip_depth = 0
         self._skip_string = False  # (the skipped text's escape state is kept in _escape)
@@ -280,6 +282,7 @@ class JsonView:
                 self._escape = ""
                 return self._finish_escape(text, i, out)
             self._hold(_escape_control(char), char)
+            self._escaped = True
             self._emit(out, in_string=True)
             i += 1
         return i
@@ -327,6 +330,7 @@ class JsonView:
                 return self._finish_escape(text, i, None)
             self._key.append(char)
             self._hold(_escape_control(char), char)
+            self._escaped = True
             i += 1
         return i
 
@@ -448,6 +452,8 @@ class JsonView:
         if self._state == _SKIP:  # the left-out member never ended
             notes.append(self._skip_note())
         repaired = bool(notes)
+        if self._escaped:  # (the same value, strict JSON: no repair)
+            notes.append("raw control characters in strings (not strict JSON) were sent as their escapes")
         if self._state in (_TOP_STRING, _NOT_OBJECT):
             return _top_level("".join(self._top), notes)
         if self._state == _START:
