@@ -233,12 +233,24 @@ def _json_call(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
         members[fmt.args_field] = member_key(fmt.args_field) + args
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
-            members[field] = member_key(field) + p.json_string()
+            members[field] = member_key(field) + (
+                '"' + _id_chars(analysis) + '"' if _strict_ids(analysis) else p.json_string()
+            )
     order = [f for f in fmt.parameter_order if f in members] + [f for f in members if f not in fmt.parameter_order]
     body = members[order[0]]
     for field in order[1:]:
         body = body + sep + members[field]
     return "{" + p.space() + body + p.space() + "}"
+
+
+def _strict_ids(analysis: TemplateAnalysis) -> bool:
+    """The template renders only ids of one shape (Mistral's 9 alphanumerics): a model writing another one would
+    write a conversation its own template refuses on the next turn (and a random one may never end it)."""
+    return analysis.id_format == "alnum9"
+
+
+def _id_chars(analysis: TemplateAnalysis) -> p.Parser:
+    return p.chars("[a-zA-Z0-9]", 9, 9) if _strict_ids(analysis) else p.chars("[a-zA-Z0-9_-]", 1)
 
 
 def _tagged_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Parser:
@@ -324,9 +336,9 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec, names: Names | None = 
     cid = tools.call_id
     if cid.position is CallIdPosition.PRE_FUNC_NAME and core(fn.name_prefix):
         opening = flex(cid.prefix) if core(cid.prefix) not in ("", core(tools.format.per_call_start)) else p.eps()
-        head = opening + p.chars("[a-zA-Z0-9_-]", 1) + head
+        head = opening + _id_chars(analysis) + head
     if cid.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(cid.prefix):
-        head = head + p.optional(flex(cid.prefix) + p.chars("[a-zA-Z0-9_-]", 1)) + flex(cid.suffix)
+        head = head + p.optional(flex(cid.prefix) + _id_chars(analysis)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         body = p.schema(p.json(), f"{rule_safe(tool.name)}-args", _arguments_schema(tool))
     elif tools.format.mode is ToolFormatMode.TAG_WITH_DICT:  # the template's own dict syntax (dict_grammar.py)
