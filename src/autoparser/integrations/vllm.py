@@ -264,7 +264,10 @@ def _delta_message(delta: MessageDelta | None) -> Any:
         fields["content"] = delta.content
     if delta.reasoning_content:
         fields[_REASONING_FIELD] = delta.reasoning_content
-    if delta.tool_calls:
+    # A fragment carrying only the call's status says nothing on the wire (vLLM would send it as an empty call
+    # fragment, and join it with the step's other fragment of the same call into one delta).
+    sent = [part for part in delta.tool_calls if part.sends_something]
+    if sent:
         fields["tool_calls"] = [
             DeltaToolCall(
                 index=part.index,
@@ -272,7 +275,7 @@ def _delta_message(delta: MessageDelta | None) -> Any:
                 type="function" if part.id is not None else None,
                 function=DeltaFunctionCall(name=part.name, arguments=part.arguments),
             )
-            for part in delta.tool_calls
+            for part in sent
         ]
     return DeltaMessage(**fields) if fields else None
 
