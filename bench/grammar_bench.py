@@ -12,8 +12,8 @@ import statistics
 import time
 
 from autoparser import ChatTemplate, bundled_templates
-from autoparser.generate.grammar import build_grammar
-from autoparser.generate.request import ParseRequest, normalize_tools
+from autoparser.build import build_grammar
+from autoparser.parser.request import ParseRequest, normalize_tools
 
 
 def tools(count: int) -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ import pytest
 
 from autoparser import ChatTemplate
 from autoparser.api import _build
-from autoparser.generate.request import ParseRequest, normalize_tools
+from autoparser.parser.request import ParseRequest, normalize_tools
 
 USER = [{"role": "user", "content": "Hi"}]
 TOOL = {
@@ -73,7 +73,7 @@ def test_markers_that_cannot_build_a_parser_degrade_with_a_warning() -> None:
     assert len(warnings) == 1 and "tool calls are not parsed" in warnings[0], warnings
     assert not generated.request.tools_enabled
     # The degraded parser still reads the reply: nothing is lost.
-    from autoparser.generate.streaming import parse_output
+    from autoparser.reading.streaming import parse_output
 
     text = "Sure.\n<tool_call>\n<function=f>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"
     assert parse_output(generated, text).content == text

@@ -15,11 +15,12 @@ from typing import Any
 from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
+from .build import build_grammar, build_parser
 from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
-from .generate.assemble import GeneratedParser, build_parser
-from .generate.grammar import GrammarSpec, build_grammar
-from .generate.request import ParseRequest, ToolSpec, normalize_tools
+from .grammar.spec import GrammarSpec
 from .params import ChatParams
+from .parser.assemble import GeneratedParser
+from .parser.request import ParseRequest, ToolSpec, normalize_tools
 from .requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate

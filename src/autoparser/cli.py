@@ -599,8 +599,8 @@ def _schema_failure(args: argparse.Namespace, tools: list[Any] | None, schema: d
 
 def _schema_problem(schema: Any) -> tuple[str, str] | None:
     """Where and why ``schema`` cannot be converted to a grammar (None: it can, or it is no schema)."""
-    from .peg.gbnf_syntax import RuleSet
-    from .peg.json_schema import JsonSchemaConverter
+    from .peg.lowering.gbnf_syntax import RuleSet
+    from .peg.lowering.json_schema import JsonSchemaConverter
 
     if not isinstance(schema, (dict, bool)):
         return None

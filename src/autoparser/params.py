@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ParseError
-from .generate import tags
-from .generate.assemble import GeneratedParser
-from .generate.grammar import GrammarSpec, Trigger
-from .generate.streaming import StreamParser, parse_output
+from .grammar.spec import GrammarSpec, Trigger
 from .message import ChatMessage
+from .parser import tags
+from .parser.assemble import GeneratedParser
+from .reading.streaming import StreamParser, parse_output
 
 __all__ = ["ChatParams"]
 

@@ -12,7 +12,8 @@ import pytest
 
 from autoparser import ChatTemplate
 from autoparser.analysis import needles
-from autoparser.analysis.instructions import Instructions, render_instructions
+from autoparser.analysis.calls.instructions import Instructions, render_instructions
+from autoparser.analysis.calls.prose import apply_prose, read_content_and_reasoning, read_markers, read_tool_format
 from autoparser.analysis.model import (
     ContentAnalysis,
     ContentMode,
@@ -23,7 +24,6 @@ from autoparser.analysis.model import (
     ToolFormatMode,
     ToolsAnalysis,
 )
-from autoparser.analysis.prose import apply_prose, read_content_and_reasoning, read_markers, read_tool_format
 from autoparser.analysis.variants import VariantRenderer
 from autoparser.analysis.workarounds import Draft
 from autoparser.template.capabilities import probe_capabilities

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from autoparser import CallStatus, ChatTemplate, MessageDelta, ToolCall, ToolCallDelta, bundled_templates, merge_deltas
-from autoparser.generate.reasoning import prefill
 from autoparser.message import apply_deltas
+from autoparser.parser.reasoning import prefill
 
 from ..robustness.mutations import mutants, truncations
 from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks

@@ -19,11 +19,11 @@ import pytest
 
 from autoparser import ChatParams, ChatTemplate
 from autoparser.analysis.model import DictValues, ToolFormatMode
-from autoparser.generate.assemble import build_generic_parser
-from autoparser.generate.streaming import parse_output
-from autoparser.generate.tools_dict import GEMMA, args_to_json
+from autoparser.parser.assemble import build_generic_parser
+from autoparser.parser.calls.tools_dict import GEMMA, args_to_json
 from autoparser.peg import json_scan
 from autoparser.peg.json_scan import DictSyntax, dict_flavor, scan_json
+from autoparser.reading.streaming import parse_output
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, random_chunks
 from ..support.grammar_check import full_verdicts, verdicts

@@ -13,8 +13,8 @@ import json
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
-from autoparser.generate.assemble import COMMON_STOPS
-from autoparser.generate.reasoning import prefill
+from autoparser.parser.assemble import COMMON_STOPS
+from autoparser.parser.reasoning import prefill
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
 from ..support.outputs import TOOLS as OUTPUT_TOOLS

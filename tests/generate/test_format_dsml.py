@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.generate.grammar import Trigger
+from autoparser.grammar.spec import Trigger
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
 from ..support.ids import generated_ids_ok, model_ids

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
-from autoparser.generate.formats.gemma4 import args_to_json
-from autoparser.generate.grammar import Trigger
+from autoparser.formats.gemma4.parser import args_to_json
+from autoparser.grammar.spec import Trigger
 from autoparser.message import ToolCall, apply_deltas
 
 from ..robustness.promises import kept_text

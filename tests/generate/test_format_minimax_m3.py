@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.generate.formats.minimax_m3_args import arguments_to_json
+from autoparser.formats.minimax_m3.arguments import arguments_to_json
 from autoparser.message import ToolCall
 
 from ..robustness.promises import (

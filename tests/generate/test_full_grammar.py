@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
-from autoparser.generate.reasoning import prefill
+from autoparser.parser.reasoning import prefill
 
 from ..support.grammar_check import full_verdicts
 from ..support.outputs import chat as output_chat

@@ -19,7 +19,7 @@ from autoparser.analysis.diff import common_prefix_len
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
 from autoparser.errors import TemplateError
-from autoparser.generate.reasoning import prefill
+from autoparser.parser.reasoning import prefill
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
 from .helpers import STOP_TOKENS, WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.analysis.closers import implied_end
+from autoparser.analysis.calls.closers import implied_end
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 from .helpers import function_tool

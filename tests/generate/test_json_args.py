@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autoparser.generate.json_args import JsonView, read_json_arguments
+from autoparser.reading.json_args import JsonView, read_json_arguments
 
 _SCALARS = st.one_of(
     st.none(),

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
+from autoparser.analysis.calls.pythonic import analyze_pythonic_format
 from autoparser.analysis.model import ToolFormat, ToolFormatMode
-from autoparser.analysis.pythonic import analyze_pythonic_format
-from autoparser.generate.assemble import build_parser
-from autoparser.generate.tools_pythonic import Wrapper, split_wrapper
+from autoparser.build import build_parser
+from autoparser.parser.calls.tools_pythonic import Wrapper, split_wrapper
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 from ..support.grammar_check import all_accept, all_reject, verdicts

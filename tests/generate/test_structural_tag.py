@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
-from autoparser.generate.grammar import markup
-from autoparser.peg import gbnf_syntax
-from autoparser.peg.lark import strict_schema
+from autoparser.grammar.common import markup
+from autoparser.peg.lowering import gbnf_syntax
+from autoparser.peg.lowering.lark import strict_schema
 
 from ..support import gbnf_recognizer
 from ..support.outputs import FULL_ARGS, TOOLS, USER, chat, outputs
@@ -376,8 +376,8 @@ def test_a_call_may_not_start_inside_the_reasoning() -> None:
 
 def _build(section: Any, words: tuple[str, ...] = ("<t>",)) -> tuple[dict[str, Any] | None, str]:
     from autoparser import peg as p
-    from autoparser.generate.grammar import Trigger
-    from autoparser.generate.structural_tag import build_structural_tag
+    from autoparser.grammar.spec import Trigger
+    from autoparser.grammar.structural_tag import build_structural_tag
 
     whole = p.until_one_of(list(words)) + p.optional(section)
     return build_structural_tag(whole, tuple(Trigger("word", w) for w in words))
@@ -385,8 +385,8 @@ def _build(section: Any, words: tuple[str, ...] = ("<t>",)) -> tuple[dict[str, A
 
 def test_shapes_that_get_no_tag_say_why() -> None:
     from autoparser import peg as p
-    from autoparser.generate.grammar import Trigger
-    from autoparser.generate.structural_tag import build_structural_tag
+    from autoparser.grammar.spec import Trigger
+    from autoparser.grammar.structural_tag import build_structural_tag
 
     args = p.schema(p.json(), "args", {"type": "object"})
     assert build_structural_tag(None, (Trigger("word", "<t>"),))[1] == "the format has no whole-output grammar"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.generate.tagged_values import decode_value, json_types, value_tag
+from autoparser.parser.calls.tagged_values import decode_value, json_types, value_tag
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
 from ..support.outputs import chat, markers, render_calls

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate, merge_deltas
-from autoparser.generate.reasoning import WELL_KNOWN_BLOCKS
+from autoparser.parser.reasoning import WELL_KNOWN_BLOCKS
 
 from .llama_server import TRIGGER_TYPES, LlamaServer, complete, completion_body, preserve_for, server_binary, stream
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from autoparser import peg as p
 from autoparser.errors import GrammarError
-from autoparser.peg.gbnf_syntax import RuleSet, rule_references, sanitize_rule_name
+from autoparser.peg.lowering.gbnf_syntax import RuleSet, rule_references, sanitize_rule_name
 from tests.support.gbnf_recognizer import accepts as strict_accepts
 from tests.support.llg import gbnf_accepts
 

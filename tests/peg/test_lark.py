@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoparser import peg as p
-from autoparser.peg.lark import gbnf_body_to_lark
+from autoparser.peg.lowering.lark import gbnf_body_to_lark
 from tests.support import llg
 from tests.support.llg import gbnf_accepts
 

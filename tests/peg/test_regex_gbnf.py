@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autoparser.errors import PatternError, SchemaError
-from autoparser.peg.gbnf_syntax import RuleSet, rule_references
-from autoparser.peg.regex_gbnf import regex_to_gbnf
+from autoparser.peg.lowering.gbnf_syntax import RuleSet, rule_references
+from autoparser.peg.lowering.regex_gbnf import regex_to_gbnf
 from tests.support.llg import compile_gbnf, gbnf_accepts
 
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autoparser.errors import PatternError, SchemaError
-from autoparser.peg.gbnf_syntax import RuleSet
-from autoparser.peg.json_schema import JsonSchemaConverter
+from autoparser.peg.lowering.gbnf_syntax import RuleSet
+from autoparser.peg.lowering.json_schema import JsonSchemaConverter
 from tests.support.llg import gbnf_accepts
 
 

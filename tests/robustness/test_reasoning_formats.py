@@ -14,7 +14,7 @@ import zlib
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
-from autoparser.generate.request import REASONING_FORMATS
+from autoparser.parser.request import REASONING_FORMATS
 
 from ..support.outputs import USER, outputs, request_tools
 from .promises import char_chunks, check_stream, random_chunks

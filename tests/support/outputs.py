@@ -32,7 +32,7 @@ from autoparser.analysis.diff import common_prefix_len
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ContentMode, TemplateAnalysis, ToolFormatMode
 from autoparser.errors import TemplateError
-from autoparser.generate.reasoning import prefill
+from autoparser.parser.reasoning import prefill
 
 from ..generate.helpers import STOP_TOKENS
 

@@ -16,18 +16,18 @@ from ..template.capabilities import probe_capabilities
 from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from . import needles
-from .call_ids import analyze_id_format
-from .closers import with_implied_end
+from .calls.call_ids import analyze_id_format
+from .calls.closers import with_implied_end
+from .calls.instructions import render_instructions
+from .calls.prose import apply_prose, prose_can_fill
+from .calls.tools import analyze_tools
 from .content import analyze_content
 from .diff import common_prefix_len
 from .end_of_turn import analyze_end_of_turn, analyze_stop_markers
 from .formats import GENERIC, detect_format
-from .instructions import render_instructions
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
 from .patterns import marker_positions
-from .prose import apply_prose, prose_can_fill
 from .reasoning import analyze_reasoning, classify_reasoning
-from .tools import analyze_tools
 from .variants import VariantRenderer
 from .workarounds import Draft, apply_workarounds
 

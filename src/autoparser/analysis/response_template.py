@@ -32,18 +32,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ResponseTemplateError
-from .model import (
-    CallIdPosition,
-    ContentMode,
-    ReasoningAnalysis,
-    ReasoningMode,
-    TemplateAnalysis,
-    ToolFormatMode,
-    ToolsAnalysis,
-)
+from .modes import CallIdPosition, ContentMode, ReasoningMode, ToolFormatMode
+
+if TYPE_CHECKING:
+    from .model import ReasoningAnalysis, TemplateAnalysis, ToolsAnalysis
 
 __all__ = ["build_response_template"]
 

@@ -51,9 +51,11 @@ from .builders import (
     zero_or_more,
 )
 from .engine import CompiledParser, ParseSession
-from .gbnf import to_gbnf
-from .lark import to_lark
-from .nodes import Parser
+from .lowering.gbnf import to_gbnf
+from .lowering.lark import to_lark
+from .nodes import Parser, install_backends
+
+install_backends(compile=CompiledParser, gbnf=to_gbnf, lark=to_lark)
 
 any = any_char
 object = json_object

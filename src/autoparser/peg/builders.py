@@ -196,7 +196,7 @@ def rule(name: str, p: Parser | str) -> Parser:
 
 
 def trigger_rule(name: str, p: Parser | str) -> Parser:
-    """A named rule that starts a lazy grammar (see :func:`~autoparser.peg.gbnf.to_gbnf`)."""
+    """A named rule that starts a lazy grammar (see :func:`~autoparser.peg.lowering.gbnf.to_gbnf`)."""
     return Rule(_rule_name(name), coerce(p), True)
 
 

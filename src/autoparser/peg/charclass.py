@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from .gbnf_syntax import class_char
+from .lowering.gbnf_syntax import class_char
 
 __all__ = ["CharClass", "parse_char_class"]
 

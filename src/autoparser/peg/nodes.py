@@ -11,6 +11,7 @@ Nodes compare by identity; build a graph once and reuse it (compiled forms are c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from typing import Literal as TypingLiteral
@@ -76,6 +77,19 @@ def _check_bounds(what: str, lo: int, hi: int) -> None:
         raise GrammarError(f"{what}: bad bounds min={lo} max={hi}")
 
 
+# The engine (:mod:`.engine`) and the grammar writers (:mod:`.lowering`) are built on these nodes, and the nodes'
+# convenience methods (``parse``, ``to_gbnf``, ``to_lark``) call them: the package face (``autoparser.peg``) plugs
+# them in here when it is imported, so this module imports neither (no import circle).
+_BACKENDS: dict[str, Callable[..., Any]] = {}
+
+
+def install_backends(
+    *, compile: Callable[[Parser], CompiledParser], gbnf: Callable[..., str], lark: Callable[..., str]
+) -> None:
+    """Plug in the engine's compiler and the GBNF and Lark writers (called once, by ``autoparser.peg``)."""
+    _BACKENDS.update(compile=compile, gbnf=gbnf, lark=lark)
+
+
 class Parser:
     """Base class of every PEG node."""
 
@@ -108,9 +122,7 @@ class Parser:
         """Compile this graph (once; the result is cached on the node)."""
         compiled = getattr(self, "_compiled", None)
         if compiled is None:
-            from .engine import CompiledParser
-
-            compiled = CompiledParser(self)
+            compiled = _BACKENDS["compile"](self)
             object.__setattr__(self, "_compiled", compiled)
         return compiled
 
@@ -119,16 +131,12 @@ class Parser:
         return self.compile().parse(text, partial=partial, start=start)
 
     def to_gbnf(self, *, lazy: bool = False) -> str:
-        """GBNF grammar text for this parser (``lazy``: only the trigger rules, see :mod:`.gbnf`)."""
-        from .gbnf import to_gbnf
-
-        return to_gbnf(self, lazy=lazy)
+        """GBNF grammar text for this parser (``lazy``: only the trigger rules, see :mod:`.lowering.gbnf`)."""
+        return _BACKENDS["gbnf"](self, lazy=lazy)
 
     def to_lark(self, *, lazy: bool = False) -> str:
-        """The same grammar in llguidance's Lark dialect (JSON schemas as ``%json``, see :mod:`.lark`)."""
-        from .lark import to_lark
-
-        return to_lark(self, lazy=lazy)
+        """The same grammar in llguidance's Lark dialect (JSON schemas as ``%json``, see :mod:`.lowering.lark`)."""
+        return _BACKENDS["lark"](self, lazy=lazy)
 
     def children(self) -> tuple[Parser, ...]:
         """Direct sub-parsers (rule references are not followed)."""

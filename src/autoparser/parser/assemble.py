@@ -1,0 +1,360 @@
+"""Assemble the whole-output parser from the analysis and the request (generic formats).
+
+Shape: ``[reasoning block] item* end`` where an item is a tool-call section, a wrapped content block, plain
+content up to the next marker, or a marker that failed to parse (kept as content and reported). Because every
+item either parses as structure or falls back to content, a complete parse never fails on model output.
+
+End-of-turn markers (``<|im_end|>``, ``</s>``: what the template writes after an answer, the marker its next turn
+opens with, the common stop tokens: :func:`end_of_turn_markers`) that end the output, possibly followed by
+whitespace or more of them, are markup: a model (or a server that does not strip them) wrote them to end its turn.
+Anywhere else they are text, kept as content without a warning: ``</s>`` is also HTML, and a model that went on
+after its end of turn wrote something the client may want to see.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import peg as p
+from ..analysis.model import CallIdPosition, ContentMode, TemplateAnalysis, ToolFormat, ToolFormatMode
+from . import tags
+from .calls.dropped_markers import dropped_marker_calls, name_json_call, reads_name_then_json
+from .calls.resync import JSON, call_stops, recover_call
+from .calls.tools_dict import args_converter, dict_calls, syntax_of
+from .calls.tools_json import SPECIAL_TOKEN, field_key, json_calls
+from .calls.tools_pythonic import PythonicParser, pythonic_parser
+from .calls.tools_tagged import tagged_calls
+from .calls.undeclared import marker
+from .markers import FENCE, core, flex, is_fence, language_tag, opener
+from .reasoning import prefill, reasoning_head
+from .request import ParseRequest
+
+__all__ = [
+    "GeneratedParser",
+    "build_generic_parser",
+    "end_of_turn",
+    "end_of_turn_markers",
+    "response_format",
+]
+
+# Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
+# an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
+_BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
+_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")  # a call marker that is a word (`functools`, `CALL:`), not markup
+_TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedParser:
+    """A compiled parser for one (analysis, request) pair, plus what the mapper needs to know."""
+
+    parser: p.CompiledParser
+    prefill: str
+    tool_triggers: tuple[str, ...]  # markers that start a tool call in this format (not read yet: grammar triggers)
+    request: ParseRequest
+    id_position: str = "none"  # where a call's id comes: "none", "before_args" or "after_args"
+    # Formats whose arguments are not JSON (pythonic calls, Gemma's dicts, MiniMax-M3's XML elements) convert the
+    # complete TOOL_ARGS text to JSON text: ``convert_args(tool_name, text)`` (the tool's schema may type the
+    # values); while a call is incomplete its arguments are then held back.
+    convert_args: Callable[[str, str], str] | None = None
+    id_format: str = "openai"  # how ids are generated for calls written without one (analysis.id_format)
+
+
+def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
+    """The parser built from the analysed markers alone."""
+    tools = analysis.tools
+    fmt = tools.format
+    use_tools = request.tools_enabled and fmt.mode is not ToolFormatMode.NONE
+    items: list[p.Parser] = []
+    stops: list[str] = []
+    triggers: list[str] = []
+    section: p.Parser | None = None
+    pythonic: PythonicParser | None = None
+    dropped_stops: list[str] = []
+    if use_tools and fmt.mode is ToolFormatMode.PYTHONIC:
+        pythonic = pythonic_parser(tools, request)
+        section = pythonic.section
+        items.append(section)
+        triggers.extend(pythonic.triggers)
+        stops.extend(pythonic.stops)
+    elif use_tools:
+        section, starts = _tool_section(analysis, request)
+        items.append(section)
+        triggers.extend(starts)
+        stops.extend(starts)
+        # Calls whose special-token markers a detokenizer dropped (read with a warning where unambiguous).
+        dropped = dropped_marker_calls(analysis, request)
+        items.extend(dropped.items)
+        dropped_stops = [s for s in dropped.stops if s not in stops]
+        stops.extend(dropped_stops)
+    content = analysis.content
+    if content.mode in (ContentMode.ALWAYS_WRAPPED, ContentMode.WRAPPED_WITH_REASONING) and core(content.start):
+        # A wrapped answer runs to its end marker, or to a call marker: a model that opened the answer and called a
+        # tool inside it (`<answer>Let me check.<tool_call>...</tool_call></answer>`) wrote calls, not text; the
+        # closer after them is then a stray end-of-answer marker (markup, below).
+        end = core(content.end)
+        call_starts = _call_markers(triggers, pythonic)
+        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        closing = [flex(content.end)] if end else []
+        if call_starts:
+            closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
+        items.append(flex(content.start) + body + (p.choice(*closing, p.end()) if closing else p.eps()))
+        stops.append(core(content.start))
+    if core(content.end) and content.mode is not ContentMode.PLAIN:
+        items.append(flex(content.end))  # a stray end-of-answer marker is markup, not text
+        stops.append(core(content.end))
+    eot = end_of_turn(analysis)  # (after the other markers, some of which start with one: GigaChat's section)
+    stops += end_of_turn_markers(analysis)
+    unparsed: list[str] = []
+    if use_tools and pythonic is None:
+        # A function marker outside the call wrapper the template writes (the model dropped `<tool_call>`): not
+        # read as a call, but reported, like any marker that does not start a valid call.
+        name_prefix = core(analysis.tools.function.name_prefix)
+        wrappers = (core(fmt.per_call_start), core(fmt.section_start))
+        unparsed = [t for t in triggers if t not in ("{", "[", FENCE, *_BARE_STARTS)]  # bare starts: see below
+        if fmt.mode is ToolFormatMode.TAG_WITH_TAGGED and name_prefix.startswith("<") and name_prefix not in wrappers:
+            unparsed.append(name_prefix)
+            stops.append(name_prefix)
+    stops = sorted({s for s in stops if s}, key=len, reverse=True)
+    if use_tools and pythonic is None and ("{" in stops or "[" in stops):
+        # JSON calls without markers: every bracket may start one, except where the parse already found the value
+        # malformed (a long broken object stays one stretch of text).
+        bracket = "{" if "{" in stops else "["
+        text_run = p.until_viable_json(bracket, stops=[s for s in stops if s != bracket])
+    else:
+        text_run = p.until_one_of(stops) if stops else p.rest()
+    text = p.tag(tags.CONTENT, text_run)
+    if pythonic is not None:
+        items[1:1] = pythonic.fallbacks(text_run)  # right after the section
+    if use_tools and unparsed:
+        # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
+        ordered = sorted(set(unparsed), key=len, reverse=True)
+        marks = [s for s in ordered if not _WORD_MARKER.fullmatch(s)]
+        if marks:
+            choices = (p.literal(s) for s in marks)
+            items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
+        for word in (s for s in ordered if s not in marks):
+            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language: standing as a
+            # word (a space or punctuation after it, no bracket) it is text; elsewhere (a bracket follows, the output
+            # ends with it, it runs into more letters: `functoolsfunctools[`) it failed to start calls.
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            standalone = p.peek(p.chars("[^A-Za-z0-9_]", 1, 1)) + as_word
+            items.append(p.tag(tags.CONTENT, p.literal(word) + standalone + text_run))
+            items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
+    items += eot
+    items.append(p.negate(p.end()) + text)
+    for bare in dict.fromkeys(("{", "[", FENCE, *_BARE_STARTS, *dropped_stops)):
+        if not use_tools or (bare not in triggers and bare not in dropped_stops):
+            continue
+        if bare in triggers and bare[0] in "{[`":
+            # Bare-JSON formats (no markers) and code fences: a bracket or fence that starts something call-like
+            # but did not parse is reported; any other bracket or fence (a code block in the answer) is just text.
+            name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
+            looks_like_call = p.space() + p.optional(p.literal("{") + p.space()) + name_key
+            if bare == FENCE:
+                looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
+            items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
+        # Where no call starts, the text is content, together with the text after it (one item, not one per start).
+        # A run of brackets goes with it, all but the last (which may still open a call list: `[[{"name": ...`), so
+        # `[[[[` is not one item per bracket.
+        run = p.zero_or_more(p.literal(bare) + p.peek(bare)) if bare in ("{", "[") else p.eps()
+        items.insert(-1, p.tag(tags.CONTENT, p.literal(bare) + run + text_run))
+    body = p.zero_or_more(p.choice(*items))
+    # Markers, not bare brackets: a `{` in the reasoning neither ends the block nor decides it.
+    marked = [s for s in stops if s not in ("{", "[", *_BARE_STARTS, *dropped_stops)]
+    starts = [t for t in triggers if t in marked]
+    if pythonic is not None:  # (its other stops are brackets, fences and words)
+        marked = starts = [s for s in stops if s in pythonic.markers]
+    head = reasoning_head(analysis, request, section, starts, marked)
+    if request.json_schema is not None:
+        head = head + p.space() + p.optional(response_format())
+    parser = (head + body + p.end()).compile()
+    return GeneratedParser(
+        parser,
+        prefill(request.generation_prompt, analysis.reasoning),
+        tuple(triggers),
+        request,
+        _id_position(analysis) if use_tools else "none",
+        _converter(analysis, pythonic) if use_tools else None,
+    )
+
+
+def _converter(analysis: TemplateAnalysis, pythonic: PythonicParser | None) -> Callable[[str, str], str] | None:
+    """How complete TOOL_ARGS text becomes JSON, for formats whose arguments are not JSON."""
+    if pythonic is not None:
+        return pythonic.convert
+    if analysis.tools.format.mode is ToolFormatMode.TAG_WITH_DICT:
+        return args_converter(syntax_of(analysis.tools.dict_values))
+    return None
+
+
+#: End-of-sequence and end-of-turn tokens of the common model families (Qwen/GPT, Llama 3, ChatML, Phi-3, DeepSeek,
+#: Gemma). An output that ends with one was stopped there by a server that did not strip it, or comes from a model
+#: whose template was loaded without its tokenizer config: markup at the end of the output, text anywhere else.
+#: (``</s>`` is not among them: it is also HTML. It counts where the template writes an unknown ``eos_token``:
+#: ``TemplateAnalysis.stop_markers``.)
+COMMON_STOPS = (
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<｜end▁of▁sentence｜>",
+    "<end_of_turn>",
+)
+
+
+def _call_markers(triggers: list[str], pythonic: PythonicParser | None) -> list[str]:
+    """The markers that start tool calls (not the bare brackets or fences JSON calls may start with)."""
+    if pythonic is not None:
+        return [t for t in triggers if t in pythonic.markers]
+    return [t for t in dict.fromkeys(triggers) if t and t not in ("{", "[", FENCE, *_BARE_STARTS)]
+
+
+def end_of_turn_markers(analysis: TemplateAnalysis) -> list[str]:
+    """The markers that end a turn, trimmed, longest first (text runs stop at them): the template's end-of-turn
+    markers, the marker its next turn opens with, and the common stop tokens — except those that are the
+    template's own markup for something else (a reasoning, content or tool-call marker decides what it is)."""
+    own = {m.strip() for m in analysis.end_of_turn if m.strip()}
+    structural = _structural_markers(analysis)
+    others = {m.strip() for m in (*analysis.stop_markers, *COMMON_STOPS) if m.strip()} - structural
+    return sorted(own | others, key=lambda m: (-len(m), m))
+
+
+def _structural_markers(analysis: TemplateAnalysis) -> set[str]:
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (
+        analysis.reasoning.start,
+        analysis.reasoning.end,
+        analysis.content.start,
+        analysis.content.end,
+        fmt.section_start,
+        fmt.section_end,
+        fmt.per_call_start,
+        fmt.per_call_end,
+        tools.function.name_prefix,
+        tools.function.close,
+    )
+    return {core(m) for m in markers if core(m)}
+
+
+def end_of_turn(analysis: TemplateAnalysis) -> list[p.Parser]:
+    """Items for the template's end-of-turn markers (see the module docstring): at the end of the output
+    (whitespace and more such markers may follow) a marker is markup; elsewhere it is text."""
+    markers = end_of_turn_markers(analysis)
+    if not markers:
+        return []
+    marker = p.choice(*(p.literal(m) for m in markers))
+    # A run of markers is one item either way, so a run followed by text is scanned twice, not once per marker
+    # (`<|im_end|> ` repeated was quadratic).
+    run = marker + p.zero_or_more(p.space() + marker)
+    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
+
+
+def _id_position(analysis: TemplateAnalysis) -> str:
+    """Whether calls carry ids, and whether they come before the arguments (a call is reported only once its id
+    is known: a stream sends each call's id once)."""
+    tools = analysis.tools
+    fmt = tools.format
+    if fmt.mode is ToolFormatMode.JSON_NATIVE:
+        id_field = fmt.id_field or fmt.gen_id_field
+        if not id_field:
+            return "none"
+        order = list(fmt.parameter_order)
+        if id_field in order and fmt.args_field in order and order.index(id_field) < order.index(fmt.args_field):
+            return "before_args"
+        return "after_args"
+    if tools.call_id.position is CallIdPosition.BETWEEN_FUNC_AND_ARGS and core(tools.call_id.prefix):
+        return "before_args"
+    if tools.call_id.position is CallIdPosition.PRE_FUNC_NAME and core(tools.function.name_prefix):
+        return "before_args"
+    return "none"
+
+
+def response_format() -> p.Parser:
+    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here)."""
+    value = p.tag(tags.CONTENT, p.json())
+    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
+    return p.choice(fenced, value) + p.space()
+
+
+def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.Parser, list[str]]:
+    """The tool-call section parser and the markers that can start it."""
+    tools = analysis.tools
+    fmt = tools.format
+    per_start, per_end = core(fmt.per_call_start), core(fmt.per_call_end)
+    sec_start, sec_end = core(fmt.section_start), core(fmt.section_end)
+    json_native = fmt.mode is ToolFormatMode.JSON_NATIVE
+    dict_args = fmt.mode is ToolFormatMode.TAG_WITH_DICT  # `call:NAME{key:<|"|>v<|"|>}`: see tools_dict.py
+    undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
+    stops = call_stops(analysis)  # where the rest of a broken call ends (resync.py)
+    brackets = JSON if fmt.mode in (ToolFormatMode.TAG_WITH_JSON, ToolFormatMode.TAG_WITH_DICT) else ""
+    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
+    implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
+    # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
+    # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.
+    if per_start and json_native:
+        # JSON calls in per-call wrappers: one object per wrapper as the template writes it, or several objects or
+        # an array of them in one wrapper. The wrapper is markup around the calls, as a section is.
+        closing = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
+        inner = json_calls(fmt, request.tools, undeclared=undeclared, rest=stops)
+        wrapped = p.recover(flex(fmt.per_call_start) + inner + closing)
+        calls = wrapped + p.zero_or_more(p.space() + wrapped)
+        lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
+    elif per_start:
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
+        if reads_name_then_json(tools):
+            # `[TOOL_CALLS]get_weather{...}`: the marker before the arguments was dropped (recorded: a warning)
+            single = p.choice(single, *(name_json_call(tools, tool) for tool in request.tools))
+        # The call's node spans its end marker, so a call counts as complete only once that marker is seen; the
+        # marker commits it (a call without arguments has no earlier commit point).
+        cut = p.tag(tags.CUT, p.end())  # the output ended before the marker: the call may be cut off
+        closing = p.choice(p.space() + p.literal(per_end) + p.commit() + p.space(), cut) if per_end else implied
+        whole = p.tag(tags.TOOL, flex(fmt.per_call_start) + single + closing)
+        wrapped = recover_call(whole, stops, balanced=brackets, closers=(tools.function.close, fmt.per_call_end))
+        # The JSON envelope in the wrapper instead of the template's syntax (`<tool_call>\n{"name": ...}` from a
+        # Qwen3-Coder model, `[TOOL_CALLS][{"name": ...}]` from Mistral's earlier models): the call is complete as
+        # written, so it is read without a warning.
+        envelope = json_calls(ToolFormat(ToolFormatMode.JSON_NATIVE), request.tools, rest=stops)
+        after = p.choice(flex(fmt.per_call_end), p.end()) if per_end else p.space() + implied
+        wrapped = p.choice(wrapped, p.recover(flex(fmt.per_call_start) + envelope + after))
+        calls = wrapped + p.zero_or_more(p.space() + wrapped)
+        # Outside a section every call is an item of its own, so a stream resumes after the last settled call
+        # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
+        lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
+    elif json_native:
+        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
+    else:
+        single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
+        call = recover_call(p.tag(tags.TOOL, single), stops, balanced=brackets, closers=(tools.function.close,))
+        between = p.space() + p.optional(p.choice(",", ";")) + p.space() if dict_args else p.space()
+        calls = call + p.zero_or_more(between + call)
+    if sec_start:
+        closing = p.choice(flex(fmt.section_end), p.end()) if sec_end else p.space() + implied
+        section = p.recover(opener(fmt.section_start) + calls + closing)
+        if per_start:  # models sometimes drop the section markers around per-call markers
+            return p.choice(section, lone), [sec_start, per_start]
+        if is_fence(sec_start) and json_native:
+            # A code fence a prompt showed around the JSON calls: models also write the calls without it.
+            return p.choice(section, calls), [FENCE, "[" if fmt.tools_array_wrapped else "{"]
+        pair = _TOKEN_PAIR.fullmatch(sec_start)
+        if pair and json_native and not sec_end:
+            # `<|python_start|><|python_end|>` before the calls is the template wrapping (empty) content in a pair of
+            # tokens (Llama 4): the template writes the answer's text inside the pair, models also write the calls.
+            opening, ending = flex(pair[1]), p.choice(flex(pair[3]), p.end())
+            inside = p.recover(opening + calls + ending)
+            # (the text is shown once the first call after the pair has parsed: before, it may still be an answer)
+            text = opening + p.tag(tags.CONTENT, p.until(pair[3])) + flex(pair[3])
+            text_first = p.atomic(text + p.peek(calls)) + calls
+            return p.choice(section, inside, p.recover(text_first)), [sec_start, pair[1]]
+        return section, [sec_start]
+    if per_start:
+        return lone, [per_start]
+    # No markers at all (Llama 3.x): a call is a bare JSON object (or an array of them), maybe after a special
+    # token such as `<|python_tag|>`; what separates the calls is consumed with them.
+    calls = json_calls(fmt, request.tools, opener=SPECIAL_TOKEN, undeclared=undeclared, bare=True, rest=stops)
+    return calls, list(_BARE_STARTS)
