@@ -19,9 +19,9 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 from autoparser import ChatMessage, ChatTemplate, ToolCall, bundled_templates
 from autoparser.errors import AutoparserError, ResponseTemplateError
 
-from .generate.corpus import apply_case
-from .generate.helpers import STOP_TOKENS
 from .support import hf_agreement as hf
+from .support.corpus import apply_case
+from .support.helpers import STOP_TOKENS
 from .support.ids import generated_ids_ok
 from .support.outputs import TOOLS, Output, chat
 

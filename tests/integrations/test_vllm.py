@@ -23,7 +23,7 @@ else:
 from autoparser import ChatMessage, ChatTemplate
 from autoparser.integrations import vllm as plugin
 
-from ..generate.corpus import CASES
+from ..support.corpus import CASES
 from . import vllm_support as vs
 
 PLUGIN_FILE = Path(plugin.__file__).with_name("vllm_plugin.py")

@@ -6,7 +6,7 @@ is missing). A byte-level vocabulary built here stands in for a tokenizer: no do
 * Structural tags (``ChatParams.structural_tag``): every tag compiles, passes vLLM's own validation of a
   ``structured_outputs.structural_tag`` request (the check that routes it to xgrammar), accepts what the template
   itself writes (answers, reasoning, calls, text before calls) exactly where the GBNF stand-in of
-  tests/generate/test_structural_tag.py does, and rejects an unknown tool or arguments against the schema.
+  tests/grammar/test_structural_tag.py does, and rejects an unknown tool or arguments against the schema.
 * GBNF (``full_grammar``, and ``grammar`` for tool_choice required and a named tool): xgrammar's EBNF reader takes
   autoparser's GBNF as it is, and accepts exactly the outputs the strict GBNF recognizer (llama.cpp's reading)
   accepts. That is the claim "GBNF (llama.cpp, xgrammar)" in the docs.
@@ -27,12 +27,12 @@ else:
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
 
-from ..generate.test_full_grammar import TEMPLATE_SPELLINGS
-from ..generate.test_grammar_negative import TEMPLATES as CALL_TEMPLATES
-from ..generate.test_grammar_negative import TOOLS as WEATHER_TOOLS
-from ..generate.test_grammar_negative import USER as WEATHER_USER
-from ..generate.test_grammar_negative import _render_call
-from ..generate.test_structural_tag import TAGGED, tag_gbnf
+from ..grammar.test_full_grammar import TEMPLATE_SPELLINGS
+from ..grammar.test_grammar_negative import TEMPLATES as CALL_TEMPLATES
+from ..grammar.test_grammar_negative import TOOLS as WEATHER_TOOLS
+from ..grammar.test_grammar_negative import USER as WEATHER_USER
+from ..grammar.test_grammar_negative import _render_call
+from ..grammar.test_structural_tag import TAGGED, tag_gbnf
 from ..support import gbnf_recognizer
 from ..support.outputs import TOOLS, USER, chat, outputs
 

@@ -15,7 +15,7 @@ from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
 from autoparser.message import MessageDelta, apply_deltas
 
-from ..generate.helpers import WEATHER_TOOL, function_tool
+from ..support.helpers import WEATHER_TOOL, function_tool
 from ..support.outputs import chat, render_calls
 from .mutations import DEEP_PLACEHOLDER
 from .promises import char_chunks, check_stream, kept_text, random_chunks

@@ -28,7 +28,7 @@ from transformers import PreTrainedTokenizerFast
 from autoparser import ChatMessage, ChatTemplate, bundled_templates
 from autoparser.errors import ResponseTemplateError
 
-from ..generate.corpus import CASES, apply_case
+from .corpus import CASES, apply_case
 from .outputs import TOOLS, Output, chat, outputs
 
 __all__ = [

@@ -34,7 +34,7 @@ from autoparser.analysis.model import ContentMode, TemplateAnalysis, ToolFormatM
 from autoparser.errors import TemplateError
 from autoparser.parser.reasoning import prefill
 
-from ..generate.helpers import STOP_TOKENS
+from .helpers import STOP_TOKENS
 
 __all__ = [
     "CALL_CASES",

@@ -50,7 +50,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
     "LFM2.5-Instruct": {
         CALLS: "never renders assistant tool calls (an empty assistant turn); real output, a pythonic list often "
-        "wrapped in `<|tool_call_start|>`, is tested on its own (tests/generate/test_pythonic.py)",
+        "wrapped in `<|tool_call_start|>`, is tested on its own (tests/parser/test_pythonic.py)",
         REASONING: "reasoning is only `<think>` text inside content (stripped from past turns), never rendered from "
         "reasoning_content",
     },

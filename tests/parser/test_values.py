@@ -19,8 +19,8 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.parser.calls.tagged_values import decode_value, json_types, value_tag
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
+from ..support.helpers import check_cut_call, function_tool
 from ..support.outputs import chat, markers, render_calls
-from .helpers import check_cut_call, function_tool
 
 TAGGED = [
     "ByteDance-Seed-OSS",

@@ -22,8 +22,8 @@ from autoparser.template.limits import RenderLimits
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from ..support.helpers import check_cut_call, stream_char_by_char
 from ..support.ids import as_written
-from .helpers import check_cut_call, stream_char_by_char
 
 TEMPLATE = "MiroThinker"
 USER = [{"role": "user", "content": "What is the weather?"}]

@@ -25,7 +25,7 @@ _ASCII_ESCAPES = (
 )
 # Outputs the template itself writes that its grammar (lazy and whole-output alike) does not describe. Each is a
 # gap between what the template renders and what a constrained model is steered to write, not between the grammar
-# and the parser (tests/generate/test_grammar_agreement.py checks that direction).
+# and the parser (tests/grammar/test_grammar_agreement.py checks that direction).
 TEMPLATE_SPELLINGS = {
     "ByteDance-Seed-OSS": "the template prints booleans and null the Python way (True, None); the grammar asks JSON",
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "Python True/None printed into XML parameters; the grammar asks JSON",

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from ..support.corpus import CASES, apply_case
 from ..support.grammar_check import full_verdicts, trigger_position, verdicts
-from .corpus import CASES, apply_case
 
 
 def _constrained(case: dict[str, Any]) -> bool:

@@ -24,7 +24,7 @@ from ..support.grammar_check import (
     trigger_position,
     verdicts,
 )
-from .helpers import WEATHER_TOOL, calls_of, check_cut_call, function_tool, stream_char_by_char
+from ..support.helpers import WEATHER_TOOL, calls_of, check_cut_call, function_tool, stream_char_by_char
 
 TEMPLATE = "openai-gpt-oss-120b"
 

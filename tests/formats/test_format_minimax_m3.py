@@ -25,8 +25,8 @@ from ..robustness.promises import (
     random_chunks,
 )
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from ..support.helpers import check_cut_call, stream_char_by_char
 from ..support.ids import as_written
-from .helpers import check_cut_call, stream_char_by_char
 
 TEMPLATE = "MiniMax-M3"
 NS = "]<]minimax[>["

@@ -26,8 +26,8 @@ from autoparser.parser.reasoning import prefill
 from ..robustness.mutations import mutants, truncations
 from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks
 from ..support.grammar_check import all_accept, all_reject
+from ..support.helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
 from ..support.outputs import all_outputs, chat
-from .helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"

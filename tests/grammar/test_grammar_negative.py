@@ -22,7 +22,7 @@ from autoparser.errors import TemplateError
 from autoparser.parser.reasoning import prefill
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
-from .helpers import STOP_TOKENS, WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
+from ..support.helpers import STOP_TOKENS, WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
 CALL_ID = "call00001"  # Mistral templates insist on 9 alphanumerics

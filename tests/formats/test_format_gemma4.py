@@ -19,8 +19,8 @@ from autoparser.message import ToolCall, apply_deltas
 
 from ..robustness.promises import kept_text
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from ..support.helpers import check_cut_call
 from ..support.ids import as_written
-from .helpers import check_cut_call
 
 TEMPLATES = ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved")
 Q = '<|"|>'

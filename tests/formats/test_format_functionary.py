@@ -17,7 +17,7 @@ import pytest
 from autoparser import ChatParams, ChatTemplate
 
 from ..support.grammar_check import all_accept, all_reject, output_only_start, trigger_position, verdicts
-from .helpers import WEATHER_TOOL, calls_of, function_tool
+from ..support.helpers import WEATHER_TOOL, calls_of, function_tool
 
 TEMPLATE = "meetkai-functionary-medium-v3.2"
 USER = [{"role": "user", "content": "Weather?"}]

@@ -13,7 +13,7 @@ import pytest
 
 from autoparser.message import apply_deltas
 
-from .corpus import CASES, apply_case, expected, judged
+from ..support.corpus import CASES, apply_case, expected, judged
 
 # Cases whose expectation encodes a reference behaviour we deliberately do not reproduce (at most 5), and which
 # of the checks they fail: "*" = all of them.

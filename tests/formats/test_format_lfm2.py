@@ -12,7 +12,7 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.formats.lfm2 import decode_python_escapes, python_kwargs_to_json, python_literal_to_json
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import WEATHER_TOOL, calls_of, check_cut_call, function_tool, stream_char_by_char
+from ..support.helpers import WEATHER_TOOL, calls_of, check_cut_call, function_tool, stream_char_by_char
 
 TOOLS: list[dict[str, Any]] = [
     {

@@ -25,7 +25,7 @@ from autoparser.analysis.model import ToolFormatMode
 
 from ..robustness.promises import char_chunks, check_stream, random_chunks
 from ..support.grammar_check import all_accept, all_reject
-from .helpers import function_tool, rendered_call
+from ..support.helpers import function_tool, rendered_call
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

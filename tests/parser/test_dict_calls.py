@@ -27,9 +27,9 @@ from autoparser.reading.streaming import parse_output
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, random_chunks
 from ..support.grammar_check import full_verdicts, verdicts
+from ..support.helpers import WEATHER_TOOL
 from ..support.outputs import FULL_ARGS, TOOLS, outputs
 from ..support.outputs import chat as output_chat
-from .helpers import WEATHER_TOOL
 
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 TOKENS = str(TEMPLATES / "dict-tokens.jinja")

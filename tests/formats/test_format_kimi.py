@@ -12,7 +12,7 @@ from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.message import CallStatus, ToolCall, apply_deltas
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
-from .helpers import WEATHER_TOOL, check_cut_call, function_tool
+from ..support.helpers import WEATHER_TOOL, check_cut_call, function_tool
 
 TEMPLATES = ("Kimi-K2-Thinking", "Kimi-K2-Instruct", "moonshotai-Kimi-K2")
 

@@ -17,8 +17,8 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.grammar.spec import Trigger
 
 from ..support.grammar_check import all_accept, all_reject, trigger_position, verdicts
+from ..support.helpers import calls_of, check_cut_call, stream_char_by_char
 from ..support.ids import generated_ids_ok, model_ids
-from .helpers import calls_of, check_cut_call, stream_char_by_char
 
 V32 = "deepseek-ai-DeepSeek-V3.2"
 V4 = "deepseek-ai-DeepSeek-V4"

@@ -18,7 +18,7 @@ import pytest
 from autoparser import ChatParams, ChatTemplate
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
-from .helpers import function_tool
+from ..support.helpers import function_tool
 
 WEATHER = function_tool(
     "get_weather",

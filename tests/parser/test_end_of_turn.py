@@ -17,10 +17,10 @@ from autoparser.parser.assemble import COMMON_STOPS
 from autoparser.parser.reasoning import prefill
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
+from ..support.helpers import STOP_TOKENS, function_tool
 from ..support.outputs import TOOLS as OUTPUT_TOOLS
 from ..support.outputs import USER as OUTPUT_USER
 from ..support.outputs import render_calls
-from .helpers import STOP_TOKENS, function_tool
 
 USER = [{"role": "user", "content": "Hi"}]
 CITY = {"type": "string", "description": "City"}  # (command-r-plus's template reads every description)

@@ -17,7 +17,7 @@ from autoparser import ChatParams, ChatTemplate
 from autoparser.analysis.calls.closers import implied_end
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
-from .helpers import function_tool
+from ..support.helpers import function_tool
 
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 WEATHER = function_tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})

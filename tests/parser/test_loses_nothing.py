@@ -17,7 +17,7 @@ import pytest
 from autoparser import ChatParams, ChatTemplate, bundled_templates
 from autoparser.analysis.model import ToolFormatMode
 
-from .helpers import rendered_call, same_message, stream_char_by_char
+from ..support.helpers import rendered_call, same_message, stream_char_by_char
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"

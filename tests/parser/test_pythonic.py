@@ -22,7 +22,7 @@ from autoparser.parser.calls.tools_pythonic import Wrapper, split_wrapper
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 from ..support.grammar_check import all_accept, all_reject, verdicts
-from .helpers import calls_of, function_tool, rendered_call
+from ..support.helpers import calls_of, function_tool, rendered_call
 
 SYNTHETIC = Path(__file__).parent.parent / "data" / "templates"
 USER = [{"role": "user", "content": "What is the weather?"}]

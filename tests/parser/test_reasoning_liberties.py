@@ -28,7 +28,7 @@ from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.message import apply_deltas
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
-from .helpers import function_tool
+from ..support.helpers import function_tool
 
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
 WEATHER = function_tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
