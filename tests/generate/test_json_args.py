@@ -1,4 +1,4 @@
-"""The shown form of raw JSON arguments (generate/json_args.py): closable prefixes, first key wins, strict JSON."""
+"""The shown form of raw JSON arguments (reading/json_args.py): closable prefixes, first key wins, strict JSON."""
 
 from __future__ import annotations
 
