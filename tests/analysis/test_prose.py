@@ -1,5 +1,5 @@
-"""Formats stated in a template's instructions (analysis/instructions.py, analysis/prose.py) and the known syntaxes
-a template only names (analysis/workarounds.py KNOWN_SYNTAX), on the real bundled templates.
+"""Formats stated in a template's instructions (analysis/calls/instructions.py, analysis/calls/prose.py) and the known
+syntaxes a template only names (analysis/workarounds.py KNOWN_SYNTAX), on the real bundled templates.
 
 Expected markers are quoted from each template's own instruction text (or, for KNOWN_SYNTAX, the model card).
 """

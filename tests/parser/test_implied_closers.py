@@ -1,6 +1,7 @@
-"""Closing markers a template implies by its own convention (analysis/closers.py): a call section opened with ``[X]``
-in a template that writes its other pairs ``[Y]…[/Y]`` may be closed by the model with ``[/X]`` (likewise ``<x>`` /
-``</x>``, ``<|x|>`` / ``<|/x|>``). The closer is consumed after the calls, never required, and text elsewhere.
+"""Closing markers a template implies by its own convention (analysis/calls/closers.py): a call section opened with
+``[X]`` in a template that writes its other pairs ``[Y]…[/Y]`` may be closed by the model with ``[/X]`` (likewise
+``<x>`` / ``</x>``, ``<|x|>`` / ``<|/x|>``). The closer is consumed after the calls, never required, and text
+elsewhere.
 
 Real templates: Mistral's ``[TOOL_CALLS]`` (Mistral-Nemo's JSON list, Ministral / Devstral / Mistral-Small's
 ``NAME[ARGS]{…}``); synthetic templates for the angle and token styles (tests/data/templates/closer-*.jinja).

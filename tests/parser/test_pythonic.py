@@ -82,7 +82,7 @@ def test_the_layout_is_learned(name: str) -> None:
 
 
 def test_preserved_tokens() -> None:
-    # MiniCPM3's reasoning markers come from its prose (analysis/prose.py), its call markers from the rendering.
+    # MiniCPM3's reasoning markers come from its prose (analysis/calls/prose.py), its call markers from the rendering.
     assert load("openbmb-MiniCPM3-4B").analysis.preserved_tokens == (
         "<|thought_start|>",
         "<|thought_end|>",

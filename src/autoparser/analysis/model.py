@@ -62,7 +62,8 @@ class ToolFormat:
 
     ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
     without it come one per line). ``implied_end``: the closer the template never writes after its calls but its own
-    pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/closers.py): optional markup."""
+    pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/calls/closers.py): optional
+    markup."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -192,7 +193,7 @@ class TemplateAnalysis:
     # ``eos_token``. Like ``end_of_turn``, markup where they end an output (see analysis/end_of_turn.py).
     stop_markers: tuple[str, ...] = ()
     # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
-    # "alnum9" (Mistral's templates accept nothing else; see analysis/call_ids.py).
+    # "alnum9" (Mistral's templates accept nothing else; see analysis/calls/call_ids.py).
     id_format: str = "openai"
 
     def to_dict(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ blocks from history, Functionary 3.1's template renders calls differently from h
 workaround is triggered by a distinctive substring of the template source, applies after the generic analysis,
 and is reported by name in ``TemplateAnalysis.workarounds``.
 
-Syntax a template states in its instructions with markers is read generically (:mod:`.prose`). What a template
+Syntax a template states in its instructions with markers is read generically (:mod:`.calls.prose`). What a template
 only *names* — a phrase that switches thinking on, a call tag known from the model card — is data in
 :data:`KNOWN_SYNTAX`, applied where the analysis found nothing.
 """

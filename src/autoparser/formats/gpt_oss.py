@@ -100,7 +100,7 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     boundary = p.negate(p.chars(_RECIPIENT))
     names = sorted((t.name for t in request.tools), key=len, reverse=True)
     declared = p.tag(tags.TOOL_NAME, p.choice(*(p.literal(n) + boundary for n in names)))
-    # `functions.X` of a tool the request does not declare: read as well, and marked (see undeclared.py).
+    # `functions.X` of a tool the request does not declare: read as well, and marked (see parser/calls/undeclared.py).
     other = undeclared.not_declared(request.tools, boundary) + p.tag(tags.TOOL_NAME, p.chars(_RECIPIENT))
     other += p.negate(p.end())  # (a name the output ends in may be cut off)
     name = p.choice(declared, *undeclared.alternative(request, other))

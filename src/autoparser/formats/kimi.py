@@ -103,7 +103,7 @@ def _sections(request: ParseRequest, ends: list[str]) -> tuple[p.Parser, p.Parse
 def _call(request: ParseRequest, ends: list[str]) -> p.Parser:
     """One call. Its node spans the end marker when there is one, so while the marker may still arrive the call
     stays incomplete; anything else after the arguments also ends it (models drop the marker). A tool the request
-    does not declare is read too, and marked (see undeclared.py)."""
+    does not declare is read too, and marked (see parser/calls/undeclared.py)."""
     declared = [_head(tool) for tool in sorted(request.tools, key=lambda t: -len(t.name))]
     heads = p.choice(*declared, *undeclared.alternative(request, _undeclared_head(request.tools)))
     args = p.choice(p.tag(tags.TOOL_ARGS, p.json()), p.peek(p.space() + CALL_END))  # `{}` may be left out

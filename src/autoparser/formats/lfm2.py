@@ -3,16 +3,16 @@
 LFM2 (``lfm2``) wraps the list in markers: ``<|tool_call_start|>[get_time(city="Paris"), f(x=[1])]<|tool_call_end|>``.
 LFM2.5 (``lfm2.5``) writes the same list bare — and real LFM2.5 output often wraps it in LFM2's markers after all.
 Neither template renders a call, so the analysis cannot learn the layout: this module states it as a PYTHONIC tool
-format and builds the shared pythonic parser (:mod:`..tools_pythonic`) and grammar (:mod:`..pythonic_grammar`)
-from it. The parser accepts every common wrapper for either format (so LFM2.5's wrapped lists lose their markers);
-the grammar keeps each format's own layout. Neither template shows reasoning markers, but the models (thinking
-variants, and the reference's tests) open the answer with ``<think>...</think>``, so that block is read as
-reasoning.
+format and builds the shared pythonic parser (:mod:`..parser.calls.tools_pythonic`) and grammar
+(:mod:`..grammar.pythonic`) from it. The parser accepts every common wrapper for either format (so LFM2.5's wrapped
+lists lose their markers); the grammar keeps each format's own layout. Neither template shows reasoning markers,
+but the models (thinking variants, and the reference's tests) open the answer with ``<think>...</think>``, so that
+block is read as reasoning.
 
 Arguments are Python literals (``'...'``/``"..."`` strings with Python escapes, ``True``/``False``/``None`` — JSON's
 spellings are read too — numbers, lists, dicts); a call's arguments appear in one piece once its ``)`` is seen. The
 grammar is strict where the parser is lenient: one call list, calls of the request's tools only, keyword arguments
-in schema order typed by :class:`..python_literal_grammar.PythonLiteralGrammar`, Python spellings only.
+in schema order typed by :class:`..grammar.python_literals.PythonLiteralGrammar`, Python spellings only.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
 
 
 def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGrammar:
-    """The grammar parts for ``lfm2`` / ``lfm2.5`` (see :class:`~autoparser.grammar.generic.FormatGrammar`).
+    """The grammar parts for ``lfm2`` / ``lfm2.5`` (see :class:`~autoparser.grammar.spec.FormatGrammar`).
 
     * LFM2: ``<|tool_call_start|>[call, ...]<|tool_call_end|>``, switched on by the start marker.
     * LFM2.5: a bare ``[call, ...]``. Lists in prose are common, so the triggers are the words ``[NAME(`` for each

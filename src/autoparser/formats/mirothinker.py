@@ -89,8 +89,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     items.append(p.negate(p.end()) + text)
     head = p.eps()
     if extracts_reasoning(_THINK, request):
-        # A call ends a block the model never closed (see reasoning.py); with thinking off the prompt wrote an empty
-        # block, and one the model writes anyway is still reasoning.
+        # A call ends a block the model never closed (see parser/reasoning.py); with thinking off the prompt wrote an
+        # empty block, and one the model writes anyway is still reasoning.
         block = p.optional(leading_block(_THINK, blocks, stops))
         head = block + block if prefill(request.generation_prompt, _THINK) else block
     if request.json_schema is not None:

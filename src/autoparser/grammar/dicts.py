@@ -1,4 +1,5 @@
-"""Grammar of an argument dict in the template's own syntax (TAG_WITH_DICT: Gemma 4's family, :mod:`.tools_dict`).
+"""Grammar of an argument dict in the template's own syntax (TAG_WITH_DICT: Gemma 4's family,
+:mod:`..parser.calls.tools_dict`).
 
 The arguments are not JSON, so the JSON-schema converter cannot describe them as a whole. :class:`DictGrammar`
 translates a parameter schema into PEG combinators for the dict syntax, the way such templates write values

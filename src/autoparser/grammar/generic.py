@@ -187,7 +187,7 @@ def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec, names: Names | None = 
         head = head + p.optional(flex(cid.prefix) + _id_chars(analysis)) + flex(cid.suffix)
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         body = p.schema(p.json(), f"{rule_safe(tool.name)}-args", _arguments_schema(tool))
-    elif tools.format.mode is ToolFormatMode.TAG_WITH_DICT:  # the template's own dict syntax (dict_grammar.py)
+    elif tools.format.mode is ToolFormatMode.TAG_WITH_DICT:  # the template's own dict syntax (grammar/dicts.py)
         values = tools.dict_values
         body = dict_grammar(syntax_of(values), values.true, values.null).arguments(tool, names)
     else:

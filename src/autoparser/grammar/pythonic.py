@@ -1,10 +1,10 @@
 """The grammar of pythonic tool calls: the learned layout only, calls of the request's tools, schema-typed values.
 
-The parser (:mod:`.tools_pythonic`) accepts every common wrapper and every spelling; a grammar keeps the model on the
-layout its template teaches: the learned wrapper words (``<|tool_call_start|>`` then ```` ```python ````), a ``[...]``
-list or one call per line, keyword arguments in schema order as :class:`.python_literal_grammar.PythonLiteralGrammar`
-types them, with the template's keyword spelling (``True`` or ``true``; both when the template never showed one) and
-bare strings where it writes them bare.
+The parser (:mod:`..parser.calls.tools_pythonic`) accepts every common wrapper and every spelling; a grammar keeps
+the model on the layout its template teaches: the learned wrapper words (``<|tool_call_start|>`` then
+```` ```python ````), a ``[...]`` list or one call per line, keyword arguments in schema order as
+:class:`.python_literals.PythonLiteralGrammar` types them, with the template's keyword spelling (``True`` or
+``true``; both when the template never showed one) and bare strings where it writes them bare.
 """
 
 from __future__ import annotations

@@ -293,7 +293,7 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
     undeclared = marker(request)  # calls of tools the request does not declare: see undeclared.py
     stops = call_stops(analysis)  # where the rest of a broken call ends (resync.py)
     brackets = JSON if fmt.mode in (ToolFormatMode.TAG_WITH_JSON, ToolFormatMode.TAG_WITH_DICT) else ""
-    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/closers.py) is consumed after the calls.
+    # A closer the template's own pairs imply (`[/TOOL_CALLS]`; analysis/calls/closers.py) is consumed after the calls.
     implied = p.optional(flex(fmt.implied_end)) if core(fmt.implied_end) else p.eps()
     # Calls and sections are recover()-ed: once a call committed (a stream announced it), a malformed or cut-off
     # rest keeps it as it stood where the output stopped being a valid call, instead of turning it into content.

@@ -75,14 +75,14 @@ _KEYWORDS = {
 }
 _QUOTES = {"json": '"', "python": "\"'", "pythonic": "\"'", "gemma": '"'}
 
-# Gemma 4's argument dicts (see generate/formats/gemma4.py): keys and leaf values may be bare text (anything but
+# Gemma 4's argument dicts (see formats/gemma4/): keys and leaf values may be bare text (anything but
 # punctuation and "<"), strings are JSON strings or raw text between <|"|> tokens.
 GEMMA_QUOTE = '<|"|>'
 
 
 @dataclass(frozen=True, slots=True)
 class DictSyntax:
-    """An argument-dict syntax of Gemma 4's family (generate/tools_dict.py): ``{key<colon>value<comma>…}`` with bare
+    """An argument-dict syntax of Gemma 4's family (parser/calls/tools_dict.py): ``{key<colon>value<comma>…}`` with bare
     keys and leaf values, strings as raw text between delimiter tokens (``quote_open`` … ``quote_close``, nothing
     escaped) or as JSON strings, ``[…]`` lists. A bare token runs up to a separator, a bracket or the first character
     of ``quote_open``."""

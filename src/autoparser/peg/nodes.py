@@ -1,7 +1,7 @@
 """Parser nodes: immutable data describing a PEG, with parsy-style operator sugar.
 
 Nodes are plain frozen dataclasses, not closures, so one graph can be parsed (after compilation by
-:mod:`.engine`), printed, walked and lowered to GBNF (:mod:`.gbnf`). Operators build new nodes:
+:mod:`.engine`), printed, walked and lowered to GBNF (:mod:`.lowering.gbnf`). Operators build new nodes:
 
 * ``a + b``  sequence,   ``a | b``  ordered choice,   ``a << b``  sequence with optional whitespace between,
 * ``~a``     negative lookahead;  a plain ``str`` operand becomes a literal.

@@ -15,7 +15,7 @@ those statements and fills the analysis parts the renders left empty, never over
   whose sentence says "JSON" (and "list" or "array").
 
 Which parts came from prose is recorded in ``TemplateAnalysis.prose``. Phrase-style syntaxes with no marker at all
-("Enable deep thinking subroutine.") cannot be read this way; they are data in :mod:`.workarounds`.
+("Enable deep thinking subroutine.") cannot be read this way; they are data in :mod:`..workarounds`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Grammar for Gemma 4 output: ``<|tool_call>call:NAME{…}<tool_call|>`` calls whose arguments follow the tool's schema.
 
-The arguments are written in the template's own dict syntax (see :mod:`.gemma4`), not JSON: their grammar is the
-generic one of that family (:mod:`..dict_grammar`, under Gemma's tokens: ``<|"|>`` strings, ``true``, ``None``);
+The arguments are written in the template's own dict syntax (see :mod:`.parser`), not JSON: their grammar is the
+generic one of that family (:mod:`...grammar.dicts`, under Gemma's tokens: ``<|"|>`` strings, ``true``, ``None``);
 this module adds Gemma's call markers, thoughts between parallel calls, the ``<|tool_response>`` hand-off and the
 thinking tags.
 """

@@ -2,8 +2,9 @@
 
 The arguments are neither JSON nor tags but the template's own dict syntax: ``{key:<|"|>text<|"|>,n:1,on:true,
 xs:[<|"|>a<|"|>],cfg:{k:<|"|>v<|"|>}}``. The generic analysis learns that syntax from the rendered calls
-(TAG_WITH_DICT), and the calls are read by the generic pieces (:mod:`..tools_dict`: the ``gemma`` flavor of the
-iterative scanner, :func:`args_to_json`); this module remains for what the generic markers cannot describe, below.
+(TAG_WITH_DICT), and the calls are read by the generic pieces (:mod:`...parser.calls.tools_dict`: the ``gemma``
+flavor of the iterative scanner, :func:`args_to_json`); this module remains for what the generic markers cannot
+describe, below.
 
 Reasoning sits in a ``<|channel>thought`` block anywhere in the output (Gemma may think again between calls).
 With thinking off, the generation prompt itself ends with an empty, closed block, so the output never starts
@@ -93,7 +94,7 @@ def _reasoning_block(use_tools: bool) -> p.Parser:
 def _call(request: ParseRequest) -> p.Parser:
     """One call (untagged). The name is atomic and must be followed by ``{``, so a prefix of a longer name is not
     reported; the call's end marker (or the end of a complete output) makes the call complete. A tool the request
-    does not declare is read too, and marked (see undeclared.py)."""
+    does not declare is read too, and marked (see parser/calls/undeclared.py)."""
     call = dict_call(p.literal(CALL_START), request, GEMMA, name_prefix=CALL_PREFIX)
     return call + p.space() + p.choice(p.literal(CALL_END), p.end())
 

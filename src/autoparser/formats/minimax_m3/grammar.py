@@ -1,5 +1,5 @@
 """Grammar for MiniMax-M3 output: a ``]<]minimax[>[<tool_call>`` section of ``invoke`` elements whose arguments
-follow the tool's schema as the template's ``to_xml`` writes them (see :mod:`.minimax_m3_args`).
+follow the tool's schema as the template's ``to_xml`` writes them (see :mod:`.arguments`).
 
 Every tag is preceded by the namespace token ``]<]minimax[>[`` (``NS`` below), and a value's text can never hold
 that token, so text is ``until(NS)`` directly followed by the token (one lexeme in llguidance):

@@ -10,7 +10,7 @@ The template defines ``]<]minimax[>[`` next to its BOS/EOS and image tokens (``]
 is a special token the model writes before every tag of a call. A detokenizer that skips special tokens drops it,
 so every tag is read with or without it. What the generic markers cannot express:
 
-* the arguments are nested XML, typed only by the tool's schema (:mod:`.minimax_m3_args` converts them); the
+* the arguments are nested XML, typed only by the tool's schema (:mod:`.arguments` converts them); the
   generic analysis, which splits ``]<]minimax[>[`` into fragments, finds markers that cannot even build a parser;
 * a turn without reasoning starts with a bare ``</mm:think>`` (the template's prefix for "no thinking"), which is
   markup, not content.
@@ -85,8 +85,9 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     items.append(p.negate(p.end()) + text)
     head = p.eps()
     if extracts_reasoning(reasoning, request):
-        # A call ends a block the model never closed (see reasoning.py). A turn without reasoning opens with a bare
-        # end tag (the template writes it so, and so does its prompt with thinking disabled; a model may repeat it).
+        # A call ends a block the model never closed (see parser/reasoning.py). A turn without reasoning opens with a
+        # bare end tag (the template writes it so, and so does its prompt with thinking disabled; a model may repeat
+        # it).
         block = reasoning_block(reasoning, sections, _CALL_OPENERS if sections is not None else ())
         head = p.optional(p.choice(block, flex(reasoning.end)))
     if request.json_schema is not None:

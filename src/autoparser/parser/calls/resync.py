@@ -3,7 +3,7 @@
 A call the parser committed to (a stream announced it) stays a call when what follows turns out malformed
 (``peg.recover``): its arguments are what was read, closed (docs/parsing.md, "Broken calls"). The text from where it
 broke to where the call ends is not the answer's text either: it is the rest of the call, left out with a warning
-(tag :data:`~.tags.MALFORMED`), so the text of one call never ends up split between the call and the content.
+(tag :data:`~..tags.MALFORMED`), so the text of one call never ends up split between the call and the content.
 
 Where the call ends is read from the markup: the first of the format's structural markers (the call's own end
 marker, the next call's start, the section's end, an end-of-turn marker) and, for JSON arguments, the bracket that
@@ -44,7 +44,7 @@ def recover_call(
 ) -> p.Parser:
     """``peg.recover(body)`` whose rest, once broken, runs to the first of ``stops`` (``balanced``: or to the
     bracket closing what the call left open, :data:`JSON` or :data:`PYTHON`) and is tagged
-    :data:`~.tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it."""
+    :data:`~..tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it."""
     return p.recover(
         body,
         rest=tuple(stops),

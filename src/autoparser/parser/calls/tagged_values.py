@@ -5,14 +5,14 @@ Templates print values in one of two spellings: ``tojson`` (``true``, ``null``, 
 way and containers as JSON, Seed-OSS prints everything the Python way. Models copy their template, and sometimes
 the other spelling, so both are read. Which reading wins is the schema's call:
 
-* a parameter only a string satisfies keeps the raw text (tagged :data:`~.tags.TOOL_ARG_STRING`, streamed as it
+* a parameter only a string satisfies keeps the raw text (tagged :data:`~..tags.TOOL_ARG_STRING`, streamed as it
   arrives);
 * any other parameter with known JSON types gets a value tag naming them (``tool-arg-value:boolean|null``): a JSON
   or Python literal of one of those types is that value (``True``/``true`` -> ``true``, ``None``/``null`` ->
   ``null`` where null is allowed, a Python dict -> a JSON object); otherwise the raw text is a string if strings are
   allowed, and else the literal as written (JSON, or the Python literal converted), or the raw text as a string;
 * a parameter without a usable schema, an argument name the tool does not declare and every argument of an
-  undeclared tool are untyped (plain :data:`~.tags.TOOL_ARG_VALUE`): JSON when the text is JSON, else a string.
+  undeclared tool are untyped (plain :data:`~..tags.TOOL_ARG_VALUE`): JSON when the text is JSON, else a string.
 
 The types travel in the tag so the mapper needs no access to the request. Values are shown once complete (a
 string-or-null value could still turn out to be ``None``).

@@ -2,14 +2,14 @@
 
 ``<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2,on:true,tags:[<|"|>a<|"|>],cfg:{k:<|"|>v<|"|>}}<tool_call|>``:
 keys are bare words, strings are raw text between the template's delimiter tokens (nothing is escaped), everything
-else is a bare literal; the analysis learns the tokens and separators (:class:`~..analysis.model.DictValues`). The
+else is a bare literal; the analysis learns the tokens and separators (:class:`~...analysis.model.DictValues`). The
 parser checks the dict's structure with the PEG engine's iterative scanner (a dict flavor of
 :mod:`autoparser.peg.json_scan`: any depth, resumable while streaming) and tags the whole dict as TOOL_ARGS;
 :func:`args_to_json` turns a complete dict into JSON text. While a call is incomplete its arguments are held back (see
 the mapper), because a bare literal cannot be converted until it has ended; a call whose dict breaks keeps it as
 written, with a warning.
 
-Gemma 4's dedicated format (formats/gemma4.py) reads its calls with these same pieces, under its own tokens.
+Gemma 4's dedicated format (formats/gemma4/) reads its calls with these same pieces, under its own tokens.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ has an exact form:
   as right-recursive rules instead.
 * ``space()`` is at most ``MAX_SPACE`` (64) whitespace characters: narrower than the parser, which reads any
   run, because unbounded whitespace lets a constrained model write spaces until max_tokens.
-* ``schema()`` emits the grammar of its JSON schema (:mod:`.schema`); JSON leaves use generic JSON rules.
+* ``schema()`` emits the grammar of its JSON schema (:mod:`.json_schema`); JSON leaves use generic JSON rules.
 * Lazy grammars keep only what trigger rules reach, with ``root`` alternating the trigger rules.
 
 Rule names are sanitized through :class:`~.gbnf_syntax.RuleSet`, which never lets two different source

@@ -1,7 +1,7 @@
 """GBNF text primitives: escaping, collision-free rule names, and grammar rendering.
 
 Everything that writes GBNF (the PEG lowering in :mod:`.gbnf` and the JSON-schema converter in
-:mod:`.schema`) goes through :class:`RuleSet`, so rule names are sanitized one way and two different
+:mod:`.json_schema`) goes through :class:`RuleSet`, so rule names are sanitized one way and two different
 source names can never end up sharing a rule (``get_data`` and ``get-data`` both become ``get-data``
 after sanitizing; the second one gets ``get-data-2``).
 """
