@@ -190,6 +190,18 @@ def test_a_call_ends_an_unterminated_reasoning_block(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["complete", "token", "chunks"])
+@pytest.mark.parametrize("cut", [-40, -30, -12, -3])
+def test_a_reply_cut_off_inside_a_call(mode: str, cut: int) -> None:
+    # The end of the reply closes the call's arguments; vLLM joins that flush into the last step's delta, which
+    # must still carry each call once.
+    text = "Hm.\n</think>\n\n" + QWEN_CALL[:cut]
+    want = _qwen_params().parse(text)
+    assert want.tool_calls  # the cut-off call, its arguments closed
+    reply = _run(mode, _qwen(text), vs.request_for(ASK, [WEATHER, TIME]), text)
+    _assert_same(reply, want, text)
+
+
+@pytest.mark.parametrize("mode", ["complete", "token", "chunks"])
 def test_parallel_calls_with_reasoning_and_an_answer(mode: str) -> None:
     second = QWEN_CALL.replace("get_weather", "get_time").replace("city", "zone").replace("Paris", "Europe/Paris")
     text = "Two lookups.\n</think>\n\nChecking both.\n" + QWEN_CALL + "\n" + second

@@ -280,6 +280,27 @@ def _delta_message(delta: MessageDelta | None) -> Any:
     return DeltaMessage(**fields) if fields else None
 
 
+def _fold_flush(last: Any, flush: Any) -> Any:
+    """What the end of the reply adds, with the arguments of a call the step's own delta (``last``) already carries
+    appended to that delta's fragment instead.
+
+    vLLM joins the flush into the final step's delta by concatenating the two lists of call fragments, so a call cut
+    off in its arguments (the step sent some, the flush closes them) would arrive as two fragments of one index in
+    one delta. vLLM edits that delta in place itself (unstreamed arguments), after the tool parser returned it."""
+    if last is None or flush is None or not last.tool_calls or not flush.tool_calls:
+        return flush
+    sent = {part.index: part for part in last.tool_calls if part.function is not None}
+    rest = []
+    for part in flush.tool_calls:
+        target = sent.get(part.index)
+        if target is None or part.id is not None or part.function is None or part.function.name is not None:
+            rest.append(part)
+            continue
+        target.function.arguments = (target.function.arguments or "") + (part.function.arguments or "")
+    flush.tool_calls = rest
+    return flush if rest or flush.content or getattr(flush, _REASONING_FIELD, None) else None
+
+
 # --- the reasoning part ----------------------------------------------------------------------------------------------
 
 
@@ -465,6 +486,9 @@ class AutoparserToolParser(_Part, ToolParser):
         self._setup(tokenizer, kwargs.get("chat_template_kwargs"))
         self.tools_given = tools
         self._own: ReplySession | None = None  # the session when no autoparser reasoning part shares one
+        # What the last extract_tool_calls_streaming() returned: vLLM calls it on every step of the tool phase, and
+        # calls finish_streaming() in the same step as the last one (see _fold_flush).
+        self._last_message: Any = None
 
     # -- vLLM's bookkeeping
 
@@ -526,7 +550,8 @@ class AutoparserToolParser(_Part, ToolParser):
         fed = session.feed(delta_text) if first is None else None
         delta = merge_deltas(d for d in (first, fed) if d is not None)
         self.track(delta)
-        return _delta_message(delta)
+        self._last_message = _delta_message(delta)
+        return self._last_message
 
     def finish_streaming(self) -> Any:
         reasoning_part = self._reasoning_part()
@@ -535,7 +560,8 @@ class AutoparserToolParser(_Part, ToolParser):
             return None
         delta = session.finish()
         self.track(delta)
-        return _delta_message(delta)
+        last, self._last_message = self._last_message, None
+        return _fold_flush(last, _delta_message(delta))
 
     def _session(self, request: Any) -> tuple[ReplySession, MessageDelta | None]:
         """The session to feed, and (when this call's text was fed already: the reasoning part's hand-over) what
