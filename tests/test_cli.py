@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -89,6 +90,24 @@ def test_analyze_human_report_keeps_square_brackets(capsys: pytest.CaptureFixtur
     assert code == 0
     assert "[TOOL_CALLS]" in out
     assert "JSON_NATIVE" in out
+
+
+def test_analyze_human_report_shows_what_the_parser_reads_beyond_markers(capsys: pytest.CaptureFixture[str]) -> None:
+    # The implied closer, the id format and the stop markers (Mistral), the dict syntax (Gemma 4) and the pythonic
+    # values (Gemma 3n): everything the analysis learned that changes how output is read.
+    code, out, _ = _run(capsys, "analyze", "mistralai-Mistral-Nemo-Instruct-2407")
+    assert code == 0
+    assert re.search(r"implied section end\s*│\s*\"\[/TOOL_CALLS\]\"", out)
+    assert re.search(r"generated ids\s*│\s*alnum9", out)
+    assert 'Stop markers: "[INST]"' in out
+    code, out, _ = _run(capsys, "analyze", "google-gemma-4-31B-it")
+    assert code == 0
+    assert re.search(r"string open\s*│\s*\"<\|\"\|>\"", out)
+    assert re.search(r"null\s*│\s*\"None\"", out)
+    assert 'End of turn: "<turn|>"' in out
+    code, out, _ = _run(capsys, "analyze", "google-ai-edge-LiteRT-LM-Gemma3n")
+    assert code == 0
+    assert re.search(r"string quote\s*│\s*bare", out)
 
 
 def test_analyze_human_report_brackets_that_look_like_markup(capsys: pytest.CaptureFixture[str]) -> None:

@@ -269,6 +269,7 @@ def format_tools(analysis: TemplateAnalysis) -> Table:
                 ("section end", fmt.section_end),
                 ("per-call start", fmt.per_call_start),
                 ("per-call end", fmt.per_call_end),
+                ("implied section end", fmt.implied_end),
             ]
         )
         rows += _marker_rows(
@@ -304,6 +305,23 @@ def format_tools(analysis: TemplateAnalysis) -> Table:
         if call_id.position is not CallIdPosition.NONE:
             rows.append(("call id position", call_id.position.value))
         rows += _marker_rows([("call id prefix", call_id.prefix), ("call id suffix", call_id.suffix)])
+        rows.append(("generated ids", analysis.id_format))
+        if fmt.mode is ToolFormatMode.PYTHONIC:
+            values = tools.pythonic
+            rows.append(("string quote", visible(values.quote) if values.quote else "bare"))
+            rows.append(("keywords", values.keywords or _NONE))
+        if fmt.mode is ToolFormatMode.TAG_WITH_DICT:
+            d = tools.dict_values
+            rows += _marker_rows(
+                [
+                    ("string open", d.quote_open),
+                    ("string close", d.quote_close),
+                    ("key separator", d.colon),
+                    ("item separator", d.comma),
+                    ("true", d.true),
+                    ("null", d.null),
+                ]
+            )
     return _table("Tool calls", rows)
 
 
@@ -330,6 +348,8 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
         _table("Preserved tokens", [(str(i), visible(t)) for i, t in enumerate(analysis.preserved_tokens, 1)])
         if analysis.preserved_tokens
         else Text(f"Preserved tokens: {_NONE}"),
+        Text("End of turn: " + (", ".join(visible(m) for m in analysis.end_of_turn) or _NONE)),
+        Text("Stop markers: " + (", ".join(visible(m) for m in analysis.stop_markers) or _NONE)),
         Text("Workarounds: " + (", ".join(analysis.workarounds) if analysis.workarounds else _NONE)),
         Text("Read from the template's instructions: " + (", ".join(analysis.prose) if analysis.prose else _NONE)),
     ]
