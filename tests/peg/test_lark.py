@@ -92,7 +92,8 @@ class TestText:
     def test_generic_json_leaves_are_native_json(self) -> None:
         lark = (p.json() + p.json_string()).to_lark()
         bounded = '{"x-guidance": {"whitespace_pattern": "[ \\\\t\\\\n\\\\r]{0,64}"}}'
-        assert f"json-value: %json {bounded}" in lark and 'json-string: %json {"type": "string"}' in lark
+        scalar = '{"type": "string", "x-guidance": {"whitespace_flexible": false}}'  # no whitespace in or before it
+        assert f"json-value: %json {bounded}" in lark and f"json-string: %json {scalar}" in lark
 
     def test_until_then_delimiter_is_one_stop_lexeme(self) -> None:
         parser = p.literal("<think>") + p.until("</think>") + p.space() + p.literal("</think>\n") + "x"

@@ -15,7 +15,10 @@ that this is its Lark dialect rather than plain Lark.
 ``%json`` is made to describe the same values as the GBNF of the same schema (:mod:`.json_schema`): an object
 schema that lists ``properties`` and says nothing about others gets ``"additionalProperties": false`` (JSON Schema's
 default would let the model invent keys, which GBNF does not), and whitespace between JSON tokens is bounded by
-llguidance's ``whitespace_pattern``, as GBNF's ``json-ws`` is.
+llguidance's ``whitespace_pattern``, as GBNF's ``json-ws`` is. A scalar (a string, number, boolean or null value)
+holds no whitespace between tokens, so it gets none at all (``whitespace_flexible: false``): left to llguidance's
+default, its JSON lexer lets whitespace of any length lead a value where the grammar around it is ambiguous (a
+repeated call section), and unbounded whitespace is how constrained decoding loops.
 
 Everything else is lowered exactly as for GBNF (:class:`~.gbnf.GrammarWriter`, so both grammars describe the same
 language by construction) and then spelled in Lark: rules become lowercase ``name: body`` lines, string literals
@@ -40,6 +43,7 @@ __all__ = ["HEADER", "LarkWriter", "gbnf_body_to_lark", "strict_schema", "to_lar
 _ANY_TEXT = "(?s:.*)"
 HEADER = "%llguidance {}"
 _JSON_OPTIONS = {"whitespace_pattern": WS_REGEX}
+_SCALAR_OPTIONS = {"whitespace_flexible": False}
 _SCALARS = ("string", "number", "integer", "boolean", "null")
 _STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
 _JSON = "%json "
@@ -146,8 +150,8 @@ class LarkWriter(GrammarWriter):
     def _json(self, schema: object, name: str) -> Expr:
         if isinstance(schema, dict):
             schema = strict_schema(schema)
-            if schema.get("type") not in _SCALARS:  # where JSON may hold whitespace between tokens
-                schema["x-guidance"] = _JSON_OPTIONS
+            # Whitespace between tokens only where JSON may hold it, bounded; none in or before a scalar.
+            schema["x-guidance"] = _SCALAR_OPTIONS if schema.get("type") in _SCALARS else _JSON_OPTIONS
         text = json.dumps(schema, ensure_ascii=False)
         return Expr(self.rules.add(name, _JSON + text, ("lark-json", text)), ATOM)
 
