@@ -207,6 +207,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
         call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)
     sep = p.space() if core(fmt.per_call_start) or fmt.mode is not ToolFormatMode.JSON_NATIVE else p.space() + ","
     many = call + p.zero_or_more(sep + p.space() + call) if request.parallel_tool_calls else call
+    word = _word_opener(analysis)
+    if word:  # `functools[`: one literal, the trigger (see _word_opener)
+        return p.space() + word + p.space() + many + p.space() + "]" + flex(fmt.section_end)
     if fmt.tools_array_wrapped:
         many = "[" + p.space() + many + p.space() + "]"
     if core(fmt.section_start):
@@ -214,9 +217,25 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
     return many
 
 
+_WORD = re.compile(r"[A-Za-z_][\w.-]*:?")  # a section marker that is a word (`functools`, `CALL:`), not markup
+
+
+def _word_opener(analysis: TemplateAnalysis) -> str:
+    """The section marker and the bracket of the call list, where the marker is a plain word (FireFunction's
+    ``functools[``), else "".
+
+    A word is ordinary text too (``import functools``): as a lazy grammar's trigger it would force a call on an
+    answer that mentions it, so the trigger is the word with the bracket the template writes right after it."""
+    fmt = analysis.tools.format
+    start = core(fmt.section_start)
+    if fmt.mode is not ToolFormatMode.JSON_NATIVE or not fmt.tools_array_wrapped or not _WORD.fullmatch(start):
+        return ""
+    return start + "["
+
+
 def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigger, ...]:
     fmt = analysis.tools.format
-    start = core(fmt.section_start) or core(fmt.per_call_start)
+    start = _word_opener(analysis) or core(fmt.section_start) or core(fmt.per_call_start)
     if start:
         return (Trigger("word", start),)
     # No marker (Llama 3.x writes bare JSON): fire on the start of a call object naming one of the tools.

@@ -136,12 +136,11 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             choices = (p.literal(s) for s in marks)
             items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))
         for word in (s for s in ordered if s not in marks):
-            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language: standing as a
-            # word (a space or punctuation after it, no bracket) it is text; elsewhere (a bracket follows, the output
-            # ends with it, it runs into more letters: `functoolsfunctools[`) it failed to start calls.
+            # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language (`import
+            # functools`, `functoolsy`): unless a bracket follows it or the output ends with it, it is text, as the
+            # grammars read it (their trigger is the word with its bracket); there it failed to start calls.
             as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
-            standalone = p.peek(p.chars("[^A-Za-z0-9_]", 1, 1)) + as_word
-            items.append(p.tag(tags.CONTENT, p.literal(word) + standalone + text_run))
+            items.append(p.tag(tags.CONTENT, p.literal(word) + as_word + text_run))
             items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot
     items.append(p.negate(p.end()) + text)
