@@ -7,7 +7,12 @@ dialect is Lark, which has two things GBNF lacks and which make grammars both st
   (tool arguments, response formats) and every generic JSON leaf is written this way;
 * lexemes with a ``stop`` string — ``name[stop="D"]: /(?s:.*)/`` is "any text up to the first ``D``, then ``D``",
   one lazy lexeme instead of a character-by-character exclusion pattern. ``until(D)`` directly followed by a
-  literal that starts with ``D`` is fused into one (grammar builders write their parsers that way).
+  literal that starts with ``D`` is fused into one (grammar builders write their parsers that way); and free text
+  that may run to the end of the output or be followed by the calls (``until(D1..Dn) optional(Di ...)``, nothing
+  optional before it) is ``(stop-lexeme ... | text-to-the-end)``, each holding none of the delimiters
+  (``& ~/(?s:.*(?:D1|D2).*)/``). llguidance lexes greedily and never backs up: free text read a character per
+  lexeme, with ``Di`` one lexeme after it, would be held to ``Di`` once it starts like it (``[To do]`` before
+  ``[TOOL_CALLS]``).
 
 The text starts with the ``%llguidance {}`` header, which tells llguidance (and tools that sniff the dialect)
 that this is its Lark dialect rather than plain Lark.
@@ -93,6 +98,13 @@ class LarkWriter(GrammarWriter):
         i = 0
         while i < len(items):
             at_start = contested and all(isinstance(item, Space) for item in items[:i])
+            # (Only where nothing optional comes before it: a lexeme as long as free text would outrun the optional
+            # part's own first lexeme, as at a contested start.)
+            lone = all(isinstance(item, Literal) and item.text for item in items[:i])
+            either = self._text_or_calls(items, i) if lone and not at_start else None
+            if either is not None:
+                parts.append(either)
+                break
             fused = None if at_start else self._fuse_at(items, i)
             if fused is None:
                 self._contested = at_start
@@ -102,16 +114,52 @@ class LarkWriter(GrammarWriter):
                     self._contested = contested
                 i += 1
                 continue
-            delimiter, body, rest, i = fused
-            key = ("stop", delimiter, body)
-            stop = self.rules.add(f"until-{_hint(delimiter)}", _STOP + json.dumps([delimiter, body]), key)
-            parts += [Expr(stop, ATOM), self.expr(rest)]
+            delimiter, body, rest, after = fused
+            until = items[i].child if isinstance(items[i], Schema) else items[i]
+            assert isinstance(until, Until)
+            parts += [self._stop_rule(delimiter, body, until.delimiters), self.expr(rest)]
+            i = after
+            continue
         parts = [part for part in parts if part.prec != EMPTY]
         if not parts:
             return Expr("", EMPTY)
         if len(parts) == 1:
             return parts[0]
         return Expr(" ".join(part.wrapped(SEQ) for part in parts), SEQ)
+
+    def _stop_rule(self, delimiter: str, body: str, delimiters: tuple[str, ...]) -> Expr:
+        """A stop lexeme: text matching ``body`` up to the first ``delimiter`` (``""``: up to the end of the
+        output), holding none of ``delimiters`` when there are several (llguidance's ``&`` and ``~`` on lexemes)."""
+        excluded = sorted(set(delimiters)) if len(delimiters) > 1 or not delimiter else []
+        key = ("stop", delimiter, body, tuple(excluded))
+        hint = _hint(delimiter) if delimiter else "end"
+        return Expr(self.rules.add(f"until-{hint}", _STOP + json.dumps([delimiter, body, excluded]), key), ATOM)
+
+    def _text_or_calls(self, items: tuple[Parser, ...], i: int) -> Expr | None:
+        """``until(D1..Dn) optional(space* literal(Di...) rest) space*`` (free text, then maybe the calls: a
+        whole-output grammar) as ``stop(Di) rest | text-to-the-end``, both one lexeme: the calls after a stop
+        lexeme, or text that holds no delimiter to the end of the output. Written with the until's own lexemes,
+        llguidance (greedy, never backing up) would hold text that starts like the literal (``[To`` before
+        ``[TOOL_CALLS]``) to the literal."""
+        until, tail = items[i], items[i + 1 :]
+        if not isinstance(until, Until) or not tail or not all(isinstance(t, Space) for t in tail[1:]):
+            return None
+        section = tail[0]
+        if not (isinstance(section, Repeat) and section.min == 0 and section.max == 1):
+            return None
+        inner = section.child.items if isinstance(section.child, Sequence) else (section.child,)
+        j = 0
+        while j < len(inner) and isinstance(inner[j], Space):
+            j += 1
+        found = _after_delimiter(inner[j], until.delimiters) if j < len(inner) else None
+        if found is None:
+            return None
+        delimiter, rest = found
+        calls = [self._stop_rule(delimiter, _ANY_TEXT, until.delimiters), self.expr(rest)]
+        calls += [self.expr(node) for node in (*inner[j + 1 :], *tail[1:])]
+        calls = [part for part in calls if part.prec != EMPTY]
+        text = self._stop_rule("", _ANY_TEXT, until.delimiters)
+        return Expr("(" + " ".join(part.wrapped(SEQ) for part in calls) + " | " + text.text + ")", ATOM)
 
     def _fuse_at(self, items: tuple[Parser, ...], i: int) -> tuple[str, str, Parser, int] | None:
         """If ``items[i]`` is ``until(D)`` (or a raw string schema over it) followed, after optional ``space()``, by
@@ -126,15 +174,15 @@ class LarkWriter(GrammarWriter):
             item = item.child
         if body is None or not isinstance(item, Until) or len(item.delimiters) != 1:
             return None
-        delimiter = item.delimiters[0]
         j = i + 1
         while j < len(items) and isinstance(items[j], Space):
             j += 1
         if j == len(items):
             return None
-        rest = _strip_prefix(items[j], delimiter)
-        if rest is None:
+        found = _after_delimiter(items[j], item.delimiters)
+        if found is None:
             return None
+        delimiter, rest = found
         if j > i + 1 and body != _ANY_TEXT:
             body = f"(?:{body}){WS_REGEX}"
         return delimiter, body, rest, j + 1
@@ -164,8 +212,9 @@ class LarkWriter(GrammarWriter):
         for name in sorted(keep):
             body = self.rules.body(name)
             if body.startswith(_STOP):
-                stop, regex = json.loads(body[len(_STOP) :])
-                lines.append(f"{names[name]}[stop={_lark_string(stop)}]: /{regex}/")
+                stop, regex, excluded = json.loads(body[len(_STOP) :])
+                lexeme = f"/{regex}/" + (f" & ~/{_containing(excluded)}/" if excluded else "")
+                lines.append(f"{names[name]}[stop={_lark_string(stop)}]: {lexeme}")
             elif body.startswith(_JSON):
                 lines.append(f"{names[name]}: %json {body[len(_JSON) :]}")
             else:
@@ -211,6 +260,21 @@ def strict_schema(schema: dict[str, object]) -> dict[str, object]:
         if isinstance(value, dict):
             out[key] = {k: strict_schema(v) if isinstance(v, dict) else v for k, v in value.items()}
     return out
+
+
+def _after_delimiter(node: Parser, delimiters: tuple[str, ...]) -> tuple[str, Parser] | None:
+    """The delimiter ``node`` certainly starts with (the longest) and what follows it in ``node``, or None."""
+    for delimiter in sorted(delimiters, key=len, reverse=True):
+        rest = _strip_prefix(node, delimiter) if delimiter else None
+        if rest is not None:
+            return delimiter, rest
+    return None
+
+
+def _containing(texts: list[str]) -> str:
+    """A regex for any text holding one of ``texts`` (every non-alphanumeric character by code point)."""
+    spelled = ("".join(ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):X}}}" for ch in t) for t in texts)
+    return f"(?s:.*(?:{'|'.join(spelled)}).*)"
 
 
 def _strip_prefix(node: Parser, prefix: str) -> Parser | None:
