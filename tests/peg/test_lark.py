@@ -101,11 +101,19 @@ class TestText:
         assert 'until-think[stop="</think>"]: /(?s:.*)/' in lark
         assert rule_line(lark, "root") == 'root: "<think>" until-think "\\n" "x"'
 
-    def test_until_without_its_delimiter_stays_an_exclusion_pattern(self) -> None:
+    def test_until_of_several_delimiters_is_a_stop_lexeme_holding_none_of_them(self) -> None:
         parser = p.until_one_of(["<a>", "<b>"]) + "<a>"
         lark = parser.to_lark()
-        assert "stop=" not in lark
+        assert 'stop="<a>"' in lark and "& ~/" in lark
         assert lark_accepts(parser, "x<b<a>") and not lark_accepts(parser, "x<b><a>")
+        assert lark_accepts(parser, "<a>") and lark_accepts(parser, "x<<a>") and not lark_accepts(parser, "x<a><a>")
+
+    def test_until_after_an_optional_part_stays_an_exclusion_pattern(self) -> None:
+        # One long lexeme would outrun the optional part's own first lexeme (llguidance never backs up).
+        parser = p.optional(p.literal("[B]")) + p.until_one_of(["<a>", "<b>"]) + "<a>"
+        assert "stop=" not in parser.to_lark()
+        assert lark_accepts(parser, "[B]x<b<a>") and lark_accepts(parser, "x<a>")
+        assert not lark_accepts(parser, "x<b><a>")
 
     def test_character_classes(self) -> None:
         names: dict[str, str] = {}

@@ -144,7 +144,10 @@ def answer_prefix(chat: ChatParams) -> str | None:
 
 
 def sampler(template: str, chat: ChatParams, seed: int) -> llg.Sampler:
-    triggers = [t.value for t in chat.grammar_triggers if t.type == "word"]
+    # The trigger words are pieces for every kind (a required grammar has no triggers of its own, but its calls
+    # start with the same marker: FireFunction's `functools[`).
+    lazy = request(template, "auto-lazy").grammar_triggers if chat.grammar_lazy is False else ()
+    triggers = [t.value for t in (*chat.grammar_triggers, *lazy) if t.type == "word"]
     pieces = [*markers(template), *chat.preserved_tokens, *triggers, chat.thinking_start_tag, chat.thinking_end_tag]
     return llg.Sampler([*pieces, *SCHEMAS], seed=seed)
 

@@ -7,12 +7,12 @@ dialect is Lark, which has two things GBNF lacks and which make grammars both st
   (tool arguments, response formats) and every generic JSON leaf is written this way;
 * lexemes with a ``stop`` string — ``name[stop="D"]: /(?s:.*)/`` is "any text up to the first ``D``, then ``D``",
   one lazy lexeme instead of a character-by-character exclusion pattern. ``until(D)`` directly followed by a
-  literal that starts with ``D`` is fused into one (grammar builders write their parsers that way); and free text
-  that may run to the end of the output or be followed by the calls (``until(D1..Dn) optional(Di ...)``, nothing
-  optional before it) is ``(stop-lexeme ... | text-to-the-end)``, each holding none of the delimiters
-  (``& ~/(?s:.*(?:D1|D2).*)/``). llguidance lexes greedily and never backs up: free text read a character per
-  lexeme, with ``Di`` one lexeme after it, would be held to ``Di`` once it starts like it (``[To do]`` before
-  ``[TOOL_CALLS]``).
+  literal that starts with ``D`` is fused into one (grammar builders write their parsers that way); an until of
+  several delimiters too, its text holding none of them (``& ~/(?s:.*(?:D1|D2).*)/``), where nothing optional comes
+  before it; and free text that may run to the end of the output or be followed by the calls
+  (``until(D1..Dn) optional(Di ...)``) is ``(stop-lexeme ... | text-to-the-end)``. llguidance lexes greedily and
+  never backs up: free text read a character per lexeme, with ``Di`` one lexeme after it, would be held to ``Di``
+  once it starts like it (``[To do]`` before ``[TOOL_CALLS]``).
 
 The text starts with the ``%llguidance {}`` header, which tells llguidance (and tools that sniff the dialect)
 that this is its Lark dialect rather than plain Lark.
@@ -105,7 +105,7 @@ class LarkWriter(GrammarWriter):
             if either is not None:
                 parts.append(either)
                 break
-            fused = None if at_start else self._fuse_at(items, i)
+            fused = None if at_start else self._fuse_at(items, i, several=lone)
             if fused is None:
                 self._contested = at_start
                 try:
@@ -161,9 +161,13 @@ class LarkWriter(GrammarWriter):
         text = self._stop_rule("", _ANY_TEXT, until.delimiters)
         return Expr("(" + " ".join(part.wrapped(SEQ) for part in calls) + " | " + text.text + ")", ATOM)
 
-    def _fuse_at(self, items: tuple[Parser, ...], i: int) -> tuple[str, str, Parser, int] | None:
+    def _fuse_at(
+        self, items: tuple[Parser, ...], i: int, *, several: bool = False
+    ) -> tuple[str, str, Parser, int] | None:
         """If ``items[i]`` is ``until(D)`` (or a raw string schema over it) followed, after optional ``space()``, by
-        a literal starting with ``D``: ``(D, body regex, what remains of the literal, index after it)``.
+        a literal starting with ``D``: ``(D, body regex, what remains of the literal, index after it)``. With
+        ``several`` (nothing optional before the until, whose lexeme could otherwise outrun that part's own), an
+        until of several delimiters fuses too, with the one the literal starts with; its text holds none of them.
 
         ``until(D) space D`` is ``until(D) D``: the text before ``D`` may end in whitespace either way. A raw string
         schema (enum, pattern, length...) becomes the lexeme's body regex, so the value is checked as one lexeme
@@ -172,7 +176,9 @@ class LarkWriter(GrammarWriter):
         if isinstance(item, Schema) and item.raw and isinstance(item.child, Until):
             body = self._raw_regex(item)
             item = item.child
-        if body is None or not isinstance(item, Until) or len(item.delimiters) != 1:
+        if body is None or not isinstance(item, Until):
+            return None
+        if len(item.delimiters) != 1 and (body != _ANY_TEXT or not several):
             return None
         j = i + 1
         while j < len(items) and isinstance(items[j], Space):
