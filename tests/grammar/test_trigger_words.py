@@ -8,19 +8,16 @@ template writes after it (``functools[``).
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
 from autoparser.errors import AutoparserError
-from autoparser.parser.markers import is_markup
+from autoparser.parser.markers import is_markup, is_word_marker
 
 from ..support.grammar_check import constrained_text, full_verdicts, verdicts
 from ..support.helpers import WEATHER_TOOL
 
 USER = [{"role": "user", "content": "Weather?"}]
-WORD = re.compile(r"[A-Za-z_][\w.-]*:?")
 
 
 def _params(name: str) -> ChatTemplate | None:
@@ -36,7 +33,7 @@ def test_no_trigger_is_a_plain_word(name: str) -> None:
     if params is None or not params.grammar_lazy:
         pytest.skip("no lazy grammar for this template")  # (the assertion below needs one)
     words = [t.value for t in params.grammar_triggers if t.type == "word"]
-    assert not [w for w in words if WORD.fullmatch(w.strip()) and not is_markup(w)], words
+    assert not [w for w in words if is_word_marker(w.strip()) and not is_markup(w)], words
 
 
 def test_firefunction_answers_may_mention_its_marker_word() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from autoparser import ChatMessage, ChatParams
 from autoparser.message import MessageDelta, apply_deltas
+from autoparser.parser.markers import is_word_marker
 
 __all__ = [
     "Failure",
@@ -119,14 +120,11 @@ def argument_failures(message: ChatMessage) -> list[Failure]:
     return failures
 
 
-_WORD = re.compile(r"[A-Za-z_][\w.-]*:?")
-
-
 def _stray(marker: str, content: str) -> bool:
     """Whether ``content`` holds ``marker`` as markup. A marker that is a plain word (FireFunction's ``functools``)
     is a word of the answer unless a bracket follows it (or the output ends with it, which the parser warns about:
     docs/parsing.md)."""
-    if not _WORD.fullmatch(marker):
+    if not is_word_marker(marker):
         return marker in content
     return re.search(re.escape(marker) + r"\s*[\[{]", content) is not None
 

@@ -18,6 +18,7 @@ from ..parser.request import ParseRequest
 from .spec import FormatGrammar, GrammarSpec, Trigger
 
 __all__ = [
+    "Names",
     "base_spec",
     "extras",
     "format_grammar",
@@ -195,3 +196,20 @@ def format_grammar(contributed: FormatGrammar, analysis: TemplateAnalysis, reque
         whole = text + p.optional(contributed.section + p.space())
     root = p.trigger_rule("calls", contributed.section)
     return lazy_grammar(root, contributed.triggers, whole)
+
+
+class Names:
+    """Rule names unique across one request's tools (``a`` + ``b-c`` and ``a-b`` + ``c`` must not collide: two
+    different rules under one name are an error)."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def __call__(self, *parts: str) -> str:
+        base = "-".join(part for part in parts if part)
+        name, count = base, 1
+        while name in self._used:
+            count += 1
+            name = f"{base}-{count}"
+        self._used.add(name)
+        return name

@@ -34,8 +34,9 @@ from ..parser.request import ToolSpec
 from ..peg.json_scan import DictSyntax
 from ..peg.lowering.json_schema import resolve_local_ref
 from ..peg.lowering.schema_merge import merge_schemas
+from .common import Names
 
-__all__ = ["DictGrammar", "Names", "dict_grammar"]
+__all__ = ["DictGrammar", "dict_grammar"]
 
 _STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
 _NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -143,23 +144,6 @@ def _class_escape(char: str) -> str:
 
 
 # --- schema-typed values -------------------------------------------------------------------------------------------
-
-
-class Names:
-    """Rule names unique across one request's tools (``a`` + ``b-c`` and ``a-b`` + ``c`` must not collide: two
-    different rules under one name are an error)."""
-
-    def __init__(self) -> None:
-        self._used: set[str] = set()
-
-    def __call__(self, *parts: str) -> str:
-        base = "-".join(part for part in parts if part)
-        name, count = base, 1
-        while name in self._used:
-            count += 1
-            name = f"{base}-{count}"
-        self._used.add(name)
-        return name
 
 
 class _SchemaGrammar:

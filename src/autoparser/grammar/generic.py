@@ -29,11 +29,12 @@ from ..analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from ..parser.calls.tools_dict import syntax_of
 from ..parser.calls.tools_json import field_key, member_key
 from ..parser.calls.tools_tagged import value_stops
-from ..parser.markers import core, flex, tight
+from ..parser.markers import core, flex, is_word_marker, tight
 from ..parser.request import ParseRequest, ToolSpec
 from ..parser.schema_types import accepts_string, constrains_text, string_part
 from ..peg.first import first_set
 from .common import (
+    Names,
     json_answer,
     lazy_grammar,
     markup,
@@ -42,7 +43,7 @@ from .common import (
     text_before_calls,
     whole_grammar,
 )
-from .dicts import Names, dict_grammar
+from .dicts import dict_grammar
 from .pythonic import pythonic_grammar_section
 from .spec import GrammarSpec, Trigger
 
@@ -217,9 +218,6 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
     return many
 
 
-_WORD = re.compile(r"[A-Za-z_][\w.-]*:?")  # a section marker that is a word (`functools`, `CALL:`), not markup
-
-
 def _word_opener(analysis: TemplateAnalysis) -> str:
     """The section marker and the bracket of the call list, where the marker is a plain word (FireFunction's
     ``functools[``), else "".
@@ -228,7 +226,7 @@ def _word_opener(analysis: TemplateAnalysis) -> str:
     answer that mentions it, so the trigger is the word with the bracket the template writes right after it."""
     fmt = analysis.tools.format
     start = core(fmt.section_start)
-    if fmt.mode is not ToolFormatMode.JSON_NATIVE or not fmt.tools_array_wrapped or not _WORD.fullmatch(start):
+    if fmt.mode is not ToolFormatMode.JSON_NATIVE or not fmt.tools_array_wrapped or not is_word_marker(start):
         return ""
     return start + "["
 

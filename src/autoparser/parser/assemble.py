@@ -27,7 +27,7 @@ from .calls.tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .calls.tools_pythonic import PythonicParser, pythonic_parser
 from .calls.tools_tagged import tagged_calls
 from .calls.undeclared import marker
-from .markers import FENCE, core, flex, is_fence, language_tag, opener
+from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 
@@ -42,7 +42,6 @@ __all__ = [
 # Where a bare JSON call may start in a format without markers: an object, an array of calls (its bracket followed by
 # an object, not every `[` of the text), or a special token the model writes before them (Llama 3's `<|python_tag|>`).
 _BARE_STARTS = ("{", "[{", "[ ", "[\n", "<|")
-_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")  # a call marker that is a word (`functools`, `CALL:`), not markup
 _TOKEN_PAIR = re.compile(r"(<\|([a-z_]+)_start\|>)(<\|\2_end\|>)")  # `<|x_start|><|x_end|>`: a pair of tokens
 
 
@@ -131,7 +130,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if use_tools and unparsed:
         # The marker and the text after it are one item, so the calls are not re-tried at every such stretch.
         ordered = sorted(set(unparsed), key=len, reverse=True)
-        marks = [s for s in ordered if not _WORD_MARKER.fullmatch(s)]
+        marks = [s for s in ordered if not is_word_marker(s)]
         if marks:
             choices = (p.literal(s) for s in marks)
             items.append(p.tag(tags.UNPARSED, p.choice(*choices)) + p.optional(p.negate(p.end()) + text))

@@ -7,9 +7,11 @@ argument value, whose own leading newline the mapper trims).
 
 from __future__ import annotations
 
+import re
+
 from .. import peg as p
 
-__all__ = ["FENCE", "core", "flex", "is_fence", "is_markup", "language_tag", "opener", "tight"]
+__all__ = ["FENCE", "core", "flex", "is_fence", "is_markup", "is_word_marker", "language_tag", "opener", "tight"]
 
 FENCE = "```"
 
@@ -39,6 +41,15 @@ def is_markup(marker: str) -> bool:
     ``[TOOL_CALLS]``, ``<function=``, ``<｜tool▁call▁begin｜>function``): it ends a tagged value early, and a
     grammar's free text never holds it. Not ordinary text (``{``, a code fence, ``"name"``)."""
     return len(marker) >= 3 and marker[0] in "<[" and any(c in '>]="|' for c in marker[1:])
+
+
+_WORD_MARKER = re.compile(r"[A-Za-z_][\w.-]*:?")
+
+
+def is_word_marker(marker: str) -> bool:
+    """A call marker that is a plain word (FireFunction's ``functools``, a prompt's ``toolcall`` or ``CALL:``), not
+    markup: it is also a word of the language, so it marks a call only where the call's bracket follows."""
+    return _WORD_MARKER.fullmatch(marker) is not None
 
 
 def is_fence(marker: str) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
-from ...grammar.common import json_answer, markup, text_stops
-from ...grammar.dicts import Names, dict_grammar
+from ...grammar.common import Names, json_answer, markup, text_stops
+from ...grammar.dicts import dict_grammar
 from ...grammar.spec import FormatGrammar, Trigger
 from ...parser.calls.tools_dict import GEMMA
 from ...parser.request import ParseRequest, ToolSpec

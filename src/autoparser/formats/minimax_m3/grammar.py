@@ -28,7 +28,7 @@ from typing import Any
 from ... import peg as p
 from ...analysis.model import TemplateAnalysis
 from ...errors import SchemaError
-from ...grammar.common import json_answer, reasoning_after_prompt, rule_safe, text_before_calls
+from ...grammar.common import Names, json_answer, reasoning_after_prompt, rule_safe, text_before_calls
 from ...grammar.spec import FormatGrammar, Trigger
 from ...parser.request import ParseRequest, ToolSpec
 from ...peg.lowering.json_schema import resolve_local_ref
@@ -79,7 +79,7 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGr
 def _section(request: ParseRequest) -> p.Parser:
     """``NS<tool_call>`` one invoke (several with parallel calls) ``NS</tool_call>``; the template puts a line
     break after the start tag and after each invoke."""
-    names = _Names()
+    names = Names()
     tools = {t.name: t for t in reversed(request.tools)}  # one rule per name: the first definition wins
     invokes = [_invoke(tools[name], names) for name in dict.fromkeys(t.name for t in request.tools)]
     call = p.choice(*invokes) + p.space()
@@ -87,7 +87,7 @@ def _section(request: ParseRequest) -> p.Parser:
     return p.literal(TRIGGER) + p.space() + calls + p.literal(NS + SECTION_END)
 
 
-def _invoke(tool: ToolSpec, names: _Names) -> p.Parser:
+def _invoke(tool: ToolSpec, names: Names) -> p.Parser:
     head = p.literal(f"{NS}{INVOKE_PREFIX}{tool.name}{NAME_END}")
     return p.rule(names("invoke", rule_safe(tool.name)), head + _SchemaGrammar(tool, names).arguments())
 
@@ -130,27 +130,11 @@ ANY_ELEMENT = _any_element()
 # --- schema-typed content ----------------------------------------------------------------------------------------
 
 
-class _Names:
-    """Rule names unique across one request's tools."""
-
-    def __init__(self) -> None:
-        self._used: set[str] = set()
-
-    def __call__(self, *parts: str) -> str:
-        base = "-".join(part for part in parts if part)
-        name, count = base, 1
-        while name in self._used:
-            count += 1
-            name = f"{base}-{count}"
-        self._used.add(name)
-        return name
-
-
 class _SchemaGrammar:
     """The element grammar of one tool's parameter schema. :meth:`content` is what follows an element's start tag,
     through its end tag ``close``; ``path`` (property names down to a value) names the rules."""
 
-    def __init__(self, tool: ToolSpec, names: _Names) -> None:
+    def __init__(self, tool: ToolSpec, names: Names) -> None:
         self._tool = rule_safe(tool.name)
         self._root = tool.parameters
         self._names = names
