@@ -297,7 +297,7 @@ def _header_cut(header: str, text: str) -> tuple[int, int]:
     shared = common_prefix_len(header, text)
     while shared and shared < len(header) and not _BOUNDARY.fullmatch(text[shared - 1]):
         shared -= 1
-    inner = max((k for k in range(3, len(header) + 1) if text[:k] in header), default=0)
+    inner = max((k for k in range(3, min(len(header), len(text)) + 1) if text[:k] in header), default=0)
     while inner and not _BOUNDARY.fullmatch(text[inner - 1]):
         inner -= 1
     if inner > shared:
