@@ -30,8 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package: the recognizer
 
-from tests.support.gbnf_recognizer import Grammar, _earley, earley_items
 from tests.test_gbnf_recognizer import JSON_GBNF
+
+from autoparser.check.recognizer import Grammar, _earley, earley_items
 
 RIGHT = 'root ::= item root | item\nitem ::= "a" | "b" x\nx ::= "c"?'
 TAG = (

@@ -1,4 +1,4 @@
-"""The strict GBNF recognizer in ``tests/support/gbnf_recognizer.py``.
+"""The strict GBNF recognizer in ``autoparser.check.recognizer``.
 
 It is checked four ways: hand-written cases for the syntax and the tricky semantics (nullable rules,
 ambiguity, recursion), Python's ``re`` on random regular expressions (quantifier and group lowering),
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.gbnf_recognizer import (
+from autoparser.check.recognizer import (
     GbnfSyntaxError,
     Grammar,
     _compiled,

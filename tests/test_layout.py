@@ -38,6 +38,7 @@ FLOORS: dict[str, int] = {
     "api": 8,
     "__init__": 9,
     "integrations": 9,
+    "check": 9,
     "serve": 9,
     "cli": 10,
     "__main__": 11,

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.check import recognizer as gbnf_recognizer
 from autoparser.grammar.common import markup
 from autoparser.peg.lowering import gbnf_syntax
 from autoparser.peg.lowering.lark import strict_schema
 
-from ..support import gbnf_recognizer
 from ..support.outputs import FULL_ARGS, TOOLS, USER, chat, outputs
 from .test_full_grammar import TEMPLATE_SPELLINGS
 

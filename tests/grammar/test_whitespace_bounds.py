@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate
+from autoparser.check.recognizer import accepts
 
 from ..support import llg
-from ..support.gbnf_recognizer import accepts
 
 USER = [{"role": "user", "content": "hi"}]
 VALUES: dict[str, tuple[dict[str, Any], str]] = {

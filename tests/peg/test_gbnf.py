@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoparser import peg as p
+from autoparser.check.recognizer import accepts as strict_accepts
 from autoparser.errors import GrammarError
 from autoparser.peg.lowering.gbnf_syntax import RuleSet, rule_references, sanitize_rule_name
-from tests.support.gbnf_recognizer import accepts as strict_accepts
 from tests.support.llg import gbnf_accepts
 
 

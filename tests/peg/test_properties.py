@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from autoparser import peg as p
+from autoparser.check.recognizer import accepts as gbnf_accepts
 from autoparser.errors import GrammarError
 from autoparser.peg.nodes import Gbnf, Json, Schema
 
-from ..support.gbnf_recognizer import accepts as gbnf_accepts
 from .strategies import (
     DS_CALL_BEGIN,
     DS_CALL_END,

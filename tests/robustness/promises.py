@@ -15,15 +15,20 @@ Each check returns a list of :class:`Failure` (empty when the promise holds), so
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 import re
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from autoparser import ChatMessage, ChatParams
+from autoparser.check.readback import (
+    char_chunks,
+    compare_messages,
+    delta_protocol,
+    marker_cut_chunkings,
+    random_chunks,
+)
 from autoparser.message import MessageDelta, apply_deltas
 from autoparser.parser.markers import is_word_marker
 
@@ -175,39 +180,7 @@ def check_parse(
     return message, failures
 
 
-# --- chunkings ----------------------------------------------------------------------------------------------------
-
-
-def char_chunks(text: str) -> list[str]:
-    return list(text)
-
-
-def random_chunks(text: str, seed: int, largest: int = 12) -> list[str]:
-    rng = random.Random(seed)
-    pieces, at = [], 0
-    while at < len(text):
-        size = rng.randint(1, largest)
-        pieces.append(text[at : at + size])
-        at += size
-    return pieces
-
-
-def marker_cut_chunkings(text: str, markers: Sequence[str]) -> list[list[str]]:
-    """Chunkings that cut every marker occurrence of ``text``: after its first character, in its middle, and before
-    its last character (one chunking per cut offset)."""
-    spans = []
-    for marker in markers:
-        at = text.find(marker)
-        while at >= 0:
-            spans.append((at, len(marker)))
-            at = text.find(marker, at + 1)
-    chunkings = []
-    for pick in (lambda n: 1, lambda n: n // 2, lambda n: n - 1):
-        cuts = sorted({at + pick(n) for at, n in spans if n >= 2} | {0, len(text)})
-        pieces = [text[a:b] for a, b in itertools.pairwise(cuts) if b > a]
-        if len(pieces) > 1 and pieces not in chunkings:
-            chunkings.append(pieces)
-    return chunkings
+# --- chunkings: the check's own (autoparser.check.readback), re-exported here for the tests ------------------------
 
 
 # --- P3 -------------------------------------------------------------------------------------------------------------
@@ -232,47 +205,7 @@ def check_stream(params: ChatParams, pieces: Sequence[str], expected: ChatMessag
         deltas += stream.finish()
     except Exception as error:
         return [_crash("finish()", error)]
-    failures = _delta_protocol(deltas)
     got = apply_deltas(deltas)
-    failures += _compare(got, expected)
-    return failures
-
-
-def _delta_protocol(deltas: Sequence[MessageDelta]) -> list[Failure]:
-    """Each call index gets its id and name in its first delta and never again; indices arrive in order."""
-    failures: list[Failure] = []
-    seen: set[int] = set()
-    for delta in deltas:
-        for part in delta.tool_calls:
-            if part.index not in seen:
-                if part.index != len(seen):
-                    failures.append(Failure("P3", f"call index {part.index} arrived after {len(seen)} calls"))
-                if part.name is None or part.id is None:
-                    failures.append(Failure("P3", f"call {part.index}'s first delta lacks its name or id"))
-                seen.add(part.index)
-            elif part.name is not None or part.id is not None:
-                failures.append(Failure("P3", f"call {part.index} got a name/id again: {part.name!r} {part.id!r}"))
-    return failures
-
-
-def _compare(got: ChatMessage, want: ChatMessage) -> list[Failure]:
-    failures = []
-    if got.content != want.content:
-        failures.append(Failure("P3", f"content {got.content!r:.200} != parse {want.content!r:.200}"))
-    if got.reasoning_content != want.reasoning_content:
-        failures.append(
-            Failure("P3", f"reasoning {got.reasoning_content!r:.200} != parse {want.reasoning_content!r:.200}")
-        )
-    got_calls = [(c.name, c.arguments, str(c.status)) for c in got.tool_calls]
-    want_calls = [(c.name, c.arguments, str(c.status)) for c in want.tool_calls]
-    if got_calls != want_calls:
-        failures.append(Failure("P3", f"calls {got_calls!r:.300} != parse {want_calls!r:.300}"))
-    failures += id_failures(got, [call.id_generated for call in want.tool_calls]) + id_failures(want)
-    for index, (mine, theirs) in enumerate(zip(got.tool_calls, want.tool_calls, strict=False)):
-        if not theirs.id_generated and mine.id != theirs.id:
-            failures.append(Failure("P3", f"call {index} id {mine.id!r} != parse {theirs.id!r}"))
-    got_warnings = sorted((w.position, w.message) for w in got.warnings)
-    want_warnings = sorted((w.position, w.message) for w in want.warnings)
-    if got_warnings != want_warnings:
-        failures.append(Failure("P3", f"warnings {got_warnings!r:.300} != parse {want_warnings!r:.300}"))
+    failures = [Failure("P3", problem) for problem in delta_protocol(deltas) + compare_messages(got, expected)]
+    failures += id_failures(got, [call.id_generated for call in expected.tool_calls]) + id_failures(expected)
     return failures

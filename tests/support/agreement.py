@@ -28,10 +28,10 @@ from typing import Any
 import jsonschema
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
+from autoparser.check.recognizer import accepts
 from autoparser.errors import TemplateError
 
 from . import llg
-from .gbnf_recognizer import accepts
 from .grammar_check import trigger_position
 from .outputs import markers
 

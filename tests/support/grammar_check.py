@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from autoparser import ChatParams
+from autoparser.check.recognizer import accepts, prefix_ok
 
 from . import llg
-from .gbnf_recognizer import accepts, prefix_ok
 
 ENGINES = ("strict-gbnf", "llguidance-gbnf", "llguidance-lark")
 

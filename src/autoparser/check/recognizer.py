@@ -1,6 +1,7 @@
-"""An exact recognizer for GBNF grammars (llama.cpp dialect), for checking generated grammars in tests.
+"""An exact recognizer for GBNF grammars (llama.cpp dialect): ``autoparser check`` and the tests use it to see that a
+generated grammar accepts what the template writes.
 
-Why this exists: :mod:`tests.support.llg` checks grammars with llguidance, which imports GBNF by turning
+Why this exists: llguidance (what vLLM and the tests' :mod:`tests.support.llg` use) imports GBNF by turning
 terminal-only rules into greedy lexemes. Where a lexeme could stop early, llguidance disagrees with
 context-free semantics: with ``root ::= x "a"`` / ``x ::= [a]*`` it rejects ``"aaa"`` because the lexeme
 ``x`` eats every ``a``. llama.cpp itself has no lexer and treats the grammar as a true CFG, so a test that

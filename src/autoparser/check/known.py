@@ -1,11 +1,14 @@
-"""Why a bundled template does not round-trip a case: data for tests/robustness/test_roundtrip.py and the table in
-docs/roundtrip.md. One line each, saying *why*.
+"""Documented faults of the bundled templates: why one of them does not render a case, does not read one back, or
+writes a case its whole-output grammar does not describe. ``autoparser check`` shows these reasons next to what it
+observed (for a template whose source is a bundled one, whatever its file name), and docs/roundtrip.md is its output
+over the bundled set. One line each, saying *why*; only faults of the template itself belong here.
 
-Keys per template: a case of ``outputs.CASES``, or a group: :data:`CALLS` (every call case), :data:`REASONING`
-(reasoning+content and reasoning+call), :data:`ALL`. The most specific key wins. ``NOT_RENDERED`` explains cases
-the template cannot render; ``FAILS`` explains rendered cases that do not parse back. A reason starting with
-"pending:" names a parser gap being worked on (issue 11). The test fails on a gap without a reason, and on a reason
-without a gap: a case that starts to round-trip must lose its entry here (then regenerate docs/roundtrip.md).
+Keys per template: a case of :data:`~.cases.CASES`, or a group: :data:`CALLS` (every call case), :data:`REASONING`
+(reasoning+content and reasoning+call), :data:`ALL`. The most specific key wins. ``NOT_RENDERED`` explains cases the
+template cannot render; ``FAILS`` explains rendered cases that do not read back; ``GRAMMAR`` explains rendered text
+the whole-output grammar refuses. A reason starting with "pending:" names a parser gap being worked on.
+tests/robustness/test_roundtrip.py fails on a gap without a reason, and on a reason without a gap: a case that starts
+to round-trip must lose its entry here (then regenerate docs/roundtrip.md).
 """
 
 from __future__ import annotations
@@ -145,11 +148,35 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
 FAILS: dict[str, dict[str, str]] = {
     "MiniMax-M3": {
         "one call": "the template leaves out an argument set to None (`note`: nothing to read back) and writes an "
-        "empty object in an untyped value (`options.empty`) as an empty element, like an empty string (read as \"\")",
+        'empty object in an untyped value (`options.empty`) as an empty element, like an empty string (read as "")',
     },
     "NVIDIA-Nemotron-Nano-v2": {
         CALLS: "the prompt opens `<think>` (history strips up to `</think>`) and the final turn continues inside "
         "it, so the analysis reads `<think>` as the content wrapper; reading it as reasoning instead breaks the "
         "reference corpus (case NVIDIA-Nemotron-Nano-v2_001 and its grammar expect no reasoning), which decides",
     },
+}
+
+_ASCII_ESCAPES = (
+    "the template writes non-ASCII text as \\u escapes (tojson's ensure_ascii); grammars, as llguidance's %json, "
+    "ask for the characters themselves"
+)
+_PYTHON_VALUES = "Python True/None printed into XML parameters; the grammar asks JSON"
+
+GRAMMAR: dict[str, dict[str, str]] = {
+    "ByteDance-Seed-OSS": {
+        ALL: "the template prints booleans and null the Python way (True, None); the grammar asks JSON"
+    },
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": {ALL: _PYTHON_VALUES},
+    "Qwen3-Coder": {ALL: _PYTHON_VALUES},
+    "Qwen3.5-4B": {ALL: _PYTHON_VALUES},
+    "StepFun3.5-Flash": {ALL: _PYTHON_VALUES},
+    "stepfun-ai-Step-3.5-Flash": {ALL: _PYTHON_VALUES},
+    "google-ai-edge-LiteRT-LM-Gemma3n": {ALL: "a bare (unquoted) string value with a line break in it"},
+    "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
+        ALL: "the template writes <|python_start|><|python_end|> and then the calls back to back, with text inside "
+        "the wrapper",
+    },
+    "Reka-Edge": {ALL: _ASCII_ESCAPES},
+    "meetkai-functionary-medium-v3.2": {ALL: _ASCII_ESCAPES},
 }
