@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autoparser import cli
+from autoparser import bundled_templates, cli
 from autoparser.cli import main, visible
 
 from .support import llg
@@ -48,7 +48,7 @@ def test_templates_lists_bundled_names(capsys: pytest.CaptureFixture[str]) -> No
     assert err == ""
     lines = out.splitlines()
     assert "Qwen3-Coder" in lines
-    assert len(lines) == 75
+    assert len(lines) == len(bundled_templates()) == 134
     assert lines == sorted(lines)
 
 

@@ -5,6 +5,9 @@ Byte-parity against transformers' own renderer across all templates is the next 
 
 from __future__ import annotations
 
+import hashlib
+from importlib import resources
+
 import pytest
 
 from autoparser.errors import TemplateError
@@ -17,11 +20,19 @@ def render(source: str, **kwargs: object) -> str:
     return JinjaChatTemplate(source, name="t.jinja").render(USER, **kwargs)  # type: ignore[arg-type]
 
 
-def test_all_75_templates_are_bundled() -> None:
+def test_all_134_templates_are_bundled() -> None:
     names = bundled_templates()
-    assert len(names) == 75 and "Qwen3-Coder" in names
+    assert len(names) == 134 and "Qwen3-Coder" in names
     # the second collection (templates/SOURCES-more.md) is bundled too
     assert {"MiniMax-M3", "openbmb-MiniCPM3-4B", "meta-llama-Llama-4-Scout-17B-16E-Instruct"} <= set(names)
+    # and every template the third one lists (templates/SOURCES-wild.md), byte-exact by its checksum prefix
+    sources = resources.files("autoparser.templates").joinpath("SOURCES-wild.md").read_text(encoding="utf-8")
+    rows = [line.split("|") for line in sources.splitlines() if line.startswith("| ") and ".jinja" in line]
+    assert len(rows) == 59
+    for row in rows:
+        name, digest = row[1].strip().removesuffix(".jinja"), row[7].strip()
+        data = resources.files("autoparser.templates").joinpath(f"{name}.jinja").read_bytes()
+        assert hashlib.sha256(data).hexdigest().startswith(digest), name
     assert JinjaChatTemplate.load("Qwen3-Coder.jinja").name == "Qwen3-Coder.jinja"
     with pytest.raises(KeyError, match="no bundled template"):
         JinjaChatTemplate.load("nope")

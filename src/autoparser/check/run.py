@@ -190,7 +190,11 @@ def _bundled_sources() -> dict[str, str]:
 
 def known_name(template: ChatTemplate) -> str:
     """The bundled template ``template`` is (same source), or "": documented faults apply to it by content, so a
-    user's copy of a bundled template gets the same explanations."""
+    user's copy of a bundled template gets the same explanations. Where two bundled templates share a source, the
+    template's own name decides."""
+    own = template.name.removesuffix(".jinja")
+    if own in bundled_templates() and ChatTemplate.load(own).source == template.source:
+        return own
     return _bundled_sources().get(template.source, "")
 
 
