@@ -553,7 +553,7 @@ class CaseSet:
     @functools.cached_property
     def _all(self) -> tuple[tuple[Case, ...], dict[str, str]]:
         try:
-            self.params
+            _ = self.params  # a template that renders no request renders no case either
         except TemplateError as error:
             return (), dict.fromkeys(CASES, f"the template renders no request: {_first_line(error)}")
         calls, call_gaps = self._call_cases()
