@@ -95,6 +95,44 @@ def test_mistral_gets_mapped_ids_in_calls_and_results_alike() -> None:
     assert tmpl.apply(messages, tools=tools).prompt == prompt  # the same conversation renders the same prompt
 
 
+NAMES_BY_ID = (
+    "{% for m in messages %}{% if m.role == 'assistant' and m.tool_calls %}<calls>{% for c in m.tool_calls %}"
+    "<call>{{ c.id }}|{{ c.function.arguments | tojson }}</call>{% endfor %}</calls>"
+    "{% elif m.role == 'tool' %}<result>{{ m.tool_call_id }}|{{ m.content }}</result>"
+    "{% else %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>{% endif %}{% endfor %}"
+)
+
+
+def test_a_template_that_renders_ids_in_place_of_names_gets_named_ids() -> None:
+    """Kimi-K2's first Thinking revision writes a call's id where its name goes (functions.NAME:INDEX) and never the
+    name: a foreign id would leave the model without the name, so it becomes the name's id, in the call and in its
+    result alike; an id already of that shape stays."""
+    for tmpl in (ChatTemplate.load("hfjs-moonshotai-Kimi-K2-Thinking"), ChatTemplate(NAMES_BY_ID, name="ids.jinja")):
+        assert tmpl.analysis.id_format == "named", tmpl.name
+        messages = [
+            {"role": "user", "content": "Weather in Paris and Oslo?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "call_p4r1s", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+                    {
+                        "id": "functions.get_time:7",
+                        "type": "function",
+                        "function": {"name": "get_time", "arguments": "{}"},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_p4r1s", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "functions.get_time:7", "content": "noon"},
+        ]
+        prompt = tmpl.apply(messages, tools=base_tools()).prompt
+        assert prompt.count("functions.get_weather:0") == 2, prompt  # the call and its result
+        assert prompt.count("functions.get_time:7") == 2 and "call_p4r1s" not in prompt
+    assert ChatTemplate.load("moonshotai-Kimi-K2").analysis.id_format == "openai"  # it writes the name itself
+    assert ChatTemplate.load("Qwen3.5-4B").analysis.id_format == "openai"
+
+
 # --- messages --------------------------------------------------------------------------------------------------------
 
 STRING_PROFILE = RequestProfile()

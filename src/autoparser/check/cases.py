@@ -279,6 +279,19 @@ def _inserted(base: str, full: str, header: str) -> str | None:
     return turn
 
 
+def _after_last_user_turn(prompt: str, full: str) -> str | None:
+    """What ``full`` has after the prompt's last user turn and generation prompt, for a template that renders the
+    history before that turn otherwise once an assistant turn follows it (Mistral's templates put the tool list
+    before the *last* user message); None when ``full`` does not hold that turn as the prompt ends with it."""
+    question = USER[-1]["content"]
+    at = prompt.rfind(question)
+    if at < 0:
+        return None
+    ending = prompt[at:]
+    found = full.rfind(ending)
+    return full[found + len(ending) :] if found >= 0 else None
+
+
 def _cut_stop(text: str, after: int) -> str:
     cuts = [c for c in (text.find(t, max(after, 0)) for t in _STOP_TOKENS) if c >= 0]
     return text[: min(cuts)] if cuts else text
@@ -369,6 +382,8 @@ class CaseSet:
                 text = (reasoning or FILLER_REASONING) + analysis.reasoning.end + text
         elif inserted is not None:
             text = self._after_prompt(inserted, params.generation_prompt, tail, reasoning)
+        elif (after := _after_last_user_turn(params.prompt, full)) is not None:
+            text = after  # the template moved something before the last user turn (Mistral's tool list)
         else:
             text = _Gap("the rendered conversation is not the prompt's conversation plus a turn")
         if isinstance(text, _Gap):

@@ -23,6 +23,16 @@ _DROPS_CONTENT = "drops the content of a turn with calls"
 _FIRST_CALL_ONLY = "renders only the first call of a turn"
 _SINGLE_CALL = "raises for more than one call per turn ('only supports single tool-calls at once')"
 _FINAL_THINKING_DROPPED = "history drops a final answer's reasoning (kept only next to calls: see reasoning+call)"
+_CLASSIFIER = (
+    "a classifier prompt: the conversation to judge (the assistant's reply included) is part of the prompt, and the "
+    "model answers Yes/No; no assistant turn is rendered after it"
+)
+_CHAT_ONLY = "a plain chat template: no tools, no call syntax"
+_PROMPT_TOOLS = "never renders assistant tool calls (an empty assistant turn); tools are only listed in the prompt"
+_PROMPT_SYNTAX = (
+    "never renders assistant tool calls (an empty assistant turn); the `<tool_call>` JSON syntax is stated only in "
+    "the prompt (read from it; tested on its own)"
+)
 
 NOT_RENDERED: dict[str, dict[str, str]] = {
     "Apertus-8B-Instruct": {
@@ -142,6 +152,65 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         "content+call": _DROPS_CONTENT,
         REASONING: "reasoning is its own assistant message (`<|think|>…<|end|>`, then `<|begin|>assistant`), not "
         "part of the turn",
+    },
+    "axolotl-command_a": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "axolotl-falcon_h1": {CALLS: _PROMPT_SYNTAX, REASONING: _NO_REASONING},
+    "axolotl-metharme": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "axolotl-nemotron_h": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "axolotl-pixtral": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "hfjs-CohereForAI-c4ai-command-r-v01": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "hfjs-Deci-DeciLM-7B-instruct": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "hfjs-HuggingFaceTB-SmolLM3-3B": {CALLS: _PROMPT_SYNTAX},
+    "hfjs-codellama-CodeLlama-70b-Instruct-hf": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "hfjs-mistralai-Mistral-Nemo-Instruct-2407-old": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "mistralrs-mistral_nemo_tool_call": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "ollama-dbrx-132b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-deepseek-coder-v2-16b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-dolphin-mixtral-8x7b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-falcon2-11b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-glm4-9b": {
+        CALLS: "renders an assistant turn only from its content: calls are never rendered (the tools are only "
+        "listed in the prompt)",
+        REASONING: _NO_REASONING,
+    },
+    "ollama-granite-code-3b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-granite3-dense-2b": {
+        CALLS: "renders calls only from messages of its own role `assistant_tool_call` holding the call text, "
+        "which no OpenAI client sends",
+        REASONING: _NO_REASONING,
+    },
+    "ollama-index-chatqa": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-index-starcoder2-instruct": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-llama-pro-latest": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-llama2-7b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-llava-phi3-3.8b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-marco-o1-7b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-nuextract-3.8b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-olmo2-7b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-openchat-7b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-phi4-14b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-qwen-0.5b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-qwen2.5vl-latest": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-sailor2-1b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-shieldgemma-27b": {
+        CALLS: _CLASSIFIER,
+        REASONING: _CLASSIFIER,
+    },
+    "ollama-smallthinker-3b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "ollama-yi-coder-1.5b": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "trl-diffusion_gemma": {"content+call": "writes the content after the calls"},
+    "trl-idefics3": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "trl-qwen3_instruct_2507": {REASONING: _NO_REASONING},
+    "vllm-template_falcon": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "vllm-template_teleflm": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_granite": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_mistral3": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_mistral_parallel": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_qwen2_5_coder": {REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_xlam_qwen": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
+    "hfjs-moonshotai-Kimi-K2-Thinking": {
+        "reasoning+content": "history writes `<think></think>` for a final answer (reasoning is kept only in the turns "
+        "after the last answer without calls: see reasoning+call)",
     },
 }
 

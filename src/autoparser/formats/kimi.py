@@ -25,6 +25,7 @@ unclosed ``<think>`` block.
 from __future__ import annotations
 
 from .. import peg as p
+from ..analysis.calls.call_ids import NAMED_ID_PREFIX
 from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
 from ..grammar.common import json_answer, rule_safe
 from ..grammar.spec import FormatGrammar, Trigger
@@ -45,7 +46,7 @@ ARGS_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 THINK_START = "<think>"
 THINK_END = "</think>"
-NAME_PREFIX = "functions."
+NAME_PREFIX = NAMED_ID_PREFIX  # the call id is functions.NAME:IDX
 
 _REASONING = ReasoningAnalysis(ReasoningMode.TAG_BASED, THINK_START, THINK_END)
 

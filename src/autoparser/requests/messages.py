@@ -178,7 +178,7 @@ def _call(call: Any, profile: RequestProfile, ids: IdMap, where: str, warnings: 
     result = dict(call)
     result["function"] = {**function, "arguments": _arguments(function.get("arguments"), profile, where, warnings)}
     if isinstance(call.get("id"), str):
-        result["id"] = ids.map(call["id"])
+        result["id"] = ids.map(call["id"], name)
     return result
 
 

@@ -11,7 +11,7 @@ from ..model import ArgumentMarkers, CallIdMarkers, CallIdPosition
 from ..patterns import MARKER, first_marker, last_marker
 from ..variants import VariantRenderer
 
-__all__ = ["ID_FORMATS", "analyze_call_ids", "analyze_id_format"]
+__all__ = ["ID_FORMATS", "NAMED_ID_PREFIX", "analyze_call_ids", "analyze_id_format"]
 
 
 def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> CallIdMarkers:
@@ -51,19 +51,26 @@ def analyze_call_ids(renderer: VariantRenderer, arguments: ArgumentMarkers) -> C
     return result
 
 
-ID_FORMATS = ("openai", "alnum9")
-"""How generated call ids look: ``openai`` is ``call_`` + 24 alphanumerics; ``alnum9`` is 9 alphanumerics, the only
-form Mistral's templates accept (they raise on any other id, so a reply's ids would break the next turn's render)."""
+ID_FORMATS = ("openai", "alnum9", "named")
+"""How call ids look: ``openai`` is ``call_`` + 24 alphanumerics; ``alnum9`` is 9 alphanumerics, the only form
+Mistral's templates accept (they raise on any other id, so a reply's ids would break the next turn's render);
+``named`` is ``functions.NAME:INDEX``, for a template that renders a call's id where its name would be and never the
+name itself (Kimi-K2's first Thinking revision): the id is the only way the model sees which function was called."""
+
+NAMED_ID_PREFIX = "functions."  # Kimi-K2's id: functions.NAME:INDEX (the model writes it; clients send it back)
 
 _OPENAI_STYLE_ID = "call_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
 
 
 def analyze_id_format(renderer: VariantRenderer) -> str:
     """The id format the template accepts: ``openai`` unless a call history with an OpenAI-style id fails to render
-    where the probe's 9-alphanumeric id renders."""
+    where the probe's 9-alphanumeric id renders; ``named`` when the assistant turn shows the call's id but never its
+    name."""
     call = needles.tool_call(needles.FUN_FIRST, needles.BOTH_ARGS, _OPENAI_STYLE_ID)
-    if renderer.render(needles.with_calls(call), tools=True) is not None:
-        return "openai"
+    rendered = renderer.render(needles.with_calls(call), tools=True)
+    if rendered is not None:
+        turn = rendered[rendered.rfind(needles.USER_MSG) + len(needles.USER_MSG) :]
+        return "named" if _OPENAI_STYLE_ID in turn and needles.FUN_FIRST not in turn else "openai"
     if renderer.render(needles.with_calls(needles.FIRST_CALL), tools=True) is not None:
         return "alnum9"
     return "openai"
