@@ -38,6 +38,9 @@ NEMOTRON_MINI = "nvidia-Nemotron-Mini-4B-Instruct"
 PHI4 = "microsoft-Phi-4-reasoning"
 MINICPM3 = "openbmb-MiniCPM3-4B"
 COGITO = "deepcogito-cogito-v1-preview-qwen-14B"
+COGITO_LLAMA = "ollama-cogito-3b"  # the Llama-based cogito, as Ollama ships it
+FALCON_H1 = "axolotl-falcon_h1"  # "<tool_call>\n{'arguments': <args-dict>, 'name': <function-name>}\n</tool_call>"
+SMOLLM3_OLD = "hfjs-HuggingFaceTB-SmolLM3-3B"  # SmolLM3's first revision: the syntax only in the system prompt
 HERMES4 = "NousResearch-Hermes-4-14B"
 APRIEL = "unsloth-Apriel-1.5"
 # Synthetic templates that state the call marker as a bare word before an example (tests/data/templates/).
@@ -177,6 +180,31 @@ CASES = [
         calls=(PARIS,),
         kwargs={"enable_thinking": True},
         markers=("<think>", "</think>", "<tool_call>", "</tool_call>"),
+    ),
+    # Falcon-H1 states Hermes' syntax with the arguments first, and never renders a call.
+    Case(
+        "falcon-h1-arguments-first",
+        FALCON_H1,
+        '<tool_call>\n{"arguments": {"city": "Rome", "days": 2}, "name": "get_weather"}\n</tool_call>',
+        calls=(ROME,),
+        markers=("<tool_call>", "</tool_call>"),
+    ),
+    Case(
+        "smollm3-first-revision-call",
+        SMOLLM3_OLD,
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        calls=(PARIS,),
+        markers=("<tool_call>", "</tool_call>"),
+    ),
+    # The Llama-based cogito: the same switch; its calls are a JSON list.
+    Case(
+        "cogito-llama-thinking-call",
+        COGITO_LLAMA,
+        '<think>\nI need the weather tool.\n</think>\n\n[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        reasoning="I need the weather tool.",
+        calls=(PARIS,),
+        kwargs={"enable_thinking": True},
+        markers=("<think>", "</think>"),
     ),
     # Hermes 4 with thinking=True: "enclose your thoughts ... inside <think> </think> tags".
     Case(

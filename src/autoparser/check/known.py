@@ -27,6 +27,10 @@ _CLASSIFIER = (
     "a classifier prompt: the conversation to judge (the assistant's reply included) is part of the prompt, and the "
     "model answers Yes/No; no assistant turn is rendered after it"
 )
+_COGITO = (
+    "enable_thinking only adds 'Enable deep thinking subroutine.' to the system prompt; no reasoning markers in the "
+    "template (`<think>` known from the model; tested on its own)"
+)
 _CHAT_ONLY = "a plain chat template: no tools, no call syntax"
 _PROMPT_TOOLS = "never renders assistant tool calls (an empty assistant turn); tools are only listed in the prompt"
 _PROMPT_SYNTAX = (
@@ -88,10 +92,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": {"content+call": _DROPS_CONTENT, REASONING: _NO_REASONING},
     "Qwen-Qwen2.5-7B-Instruct": {REASONING: _NO_REASONING},
     "Qwen3-Coder": {REASONING: _NO_REASONING},
-    "deepcogito-cogito-v1-preview-qwen-14B": {
-        REASONING: "enable_thinking only adds 'Enable deep thinking subroutine.' to the system prompt; no reasoning "
-        "markers in the template (`<think>` known from the model; tested on its own)",
-    },
+    "deepcogito-cogito-v1-preview-qwen-14B": {REASONING: _COGITO},
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {CALLS: _NO_CALLS},
     "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": {
         "content+call": "writes the content after the calls, in a second assistant turn",
@@ -212,6 +213,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         "reasoning+content": "history writes `<think></think>` for a final answer (reasoning is kept only in the turns "
         "after the last answer without calls: see reasoning+call)",
     },
+    "ollama-cogito-3b": {REASONING: _COGITO},
 }
 
 FAILS: dict[str, dict[str, str]] = {
