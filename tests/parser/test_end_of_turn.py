@@ -20,7 +20,7 @@ from ..robustness.promises import char_chunks, check_stream, marker_cut_chunking
 from ..support.helpers import STOP_TOKENS, function_tool
 from ..support.outputs import TOOLS as OUTPUT_TOOLS
 from ..support.outputs import USER as OUTPUT_USER
-from ..support.outputs import render_calls
+from ..support.outputs import case_set, render_calls
 
 USER = [{"role": "user", "content": "Hi"}]
 CITY = {"type": "string", "description": "City"}  # (command-r-plus's template reads every description)
@@ -85,9 +85,16 @@ def test_every_stop_token_a_template_writes_after_an_answer_is_learned() -> None
 
 
 def _chat(name: str, **kwargs: object) -> ChatParams:
+    """The request of the round trip (a system message first and no tools where the template needs that)."""
+    request = case_set(name)
+    tools = TOOLS if request.tools is not None else None
+    conversation = [*request.conversation[:-1], *USER]
     return ChatTemplate.load(name).apply(
-        USER, tools=TOOLS, reasoning_format="auto", **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs}
-    )  # type: ignore[arg-type]
+        conversation,
+        tools=tools,
+        reasoning_format="auto",
+        **{"enable_thinking": True, "parallel_tool_calls": False, **kwargs},  # type: ignore[arg-type]
+    )
 
 
 def _opening(name: str) -> str:

@@ -47,6 +47,7 @@ __all__ = [
     "all_outputs",
     "call_marker_cores",
     "call_message",
+    "case_set",
     "chat",
     "gaps",
     "markers",

@@ -8,8 +8,10 @@ instead of returning it as content.
 Two renders isolate it: the conversation ending in an assistant answer, and the same followed by another user
 turn. What follows the answer in both (their common prefix, in whole markers) is what closes the turn; when the
 template writes nothing after a final answer, it is what precedes the next turn's header (the ending that text
-shares with what introduces the first user turn). The template's ``eos_token`` counts too when the template uses it
-(the model emits it; bundled templates are loaded without one, so pass it to ``ChatTemplate.load`` to have it).
+shares with what introduces the first user turn), or — where that header is all the two share — what follows a
+user's message and an assistant's alike before the next turn opens. The template's ``eos_token`` counts too when the
+template uses it (the model emits it; bundled templates are loaded without one, so pass it to ``ChatTemplate.load``
+to have it).
 
 Other markers end a turn without the template writing them after the answer (:func:`analyze_stop_markers`): the
 marker the template opens the *next* turn with right after an assistant turn — GLM writes no end-of-turn marker,
@@ -60,6 +62,13 @@ def analyze_end_of_turn(
                 closing = _shared_closing(final_tail, next_tail)
             else:
                 closing = _without_header(next_tail, first[: first.index(needles.USER_MSG)])
+                if not _markers(closing) and needles.USER_MSG in followed:
+                    # The header shares its whole text with what ends the turn before the first user message (a
+                    # default system turn closed by the same marker): what closes *every* turn is what follows
+                    # the user's message and the assistant's alike, up to the next turn's opener.
+                    after_user = _after(followed, needles.USER_MSG)
+                    after_user = after_user[: after_user.find(needles.ASSISTANT_MSG)]
+                    closing = _shared_closing(after_user, next_tail)
             markers = _markers(closing)
             if not markers and final_tail.strip():
                 markers = _distinct_closings(final_tail, next_tail, generation_prompt)
