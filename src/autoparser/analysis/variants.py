@@ -10,7 +10,7 @@ from typing import Any
 from ..template.capabilities import TemplateCapabilities
 from ..template.probing import ProbeRenderer
 from . import needles
-from .diff import DiffSplit, calculate_diff_split
+from .diff import DiffSplit, after_prompt, calculate_diff_split, common_prefix_len
 
 __all__ = ["Comparison", "VariantRenderer"]
 
@@ -31,11 +31,25 @@ class VariantRenderer:
     (``supports_object_arguments``), and tools are the two dummy functions from :mod:`.needles`.
     """
 
-    __slots__ = ("_caps", "_probe")
+    __slots__ = ("_caps", "_probe", "_prompts")
 
     def __init__(self, probe: ProbeRenderer, caps: TemplateCapabilities) -> None:
         self._probe = probe
         self._caps = caps
+        self._prompts: tuple[str, ...] | None = None
+
+    def generation_prompt(self, enable_thinking: bool) -> str:
+        """What ``add_generation_prompt`` appends after a user turn."""
+        without = self.render([needles.USER], enable_thinking=enable_thinking) or ""
+        with_prompt = self.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking) or ""
+        return with_prompt[common_prefix_len(without, with_prompt) :]
+
+    def after_prompt(self, text: str) -> str:
+        """``text``, the start of an assistant turn taken from a diff, without a turn header the generation prompt
+        (thinking on or off) writes: the model never writes it (see :func:`.diff.after_prompt`)."""
+        if self._prompts is None:
+            self._prompts = tuple(p for p in (self.generation_prompt(True), self.generation_prompt(False)) if p)
+        return after_prompt(text, self._prompts)
 
     def render(
         self,

@@ -53,7 +53,8 @@ def analyze_tool_format(
     comparison = renderer.compare(
         [needles.USER, needles.assistant()], needles.with_calls(needles.FIRST_CALL), tools=True
     )
-    haystack = comparison.diff.right if comparison else ""
+    # (a turn header the template writes otherwise for calls than for answers is the prompt's, not the call's)
+    haystack = renderer.after_prompt(comparison.diff.right) if comparison else ""
     if not haystack:
         return ToolFormat(), FunctionNameMatch()
     clean = _without_reasoning(haystack, reasoning)
