@@ -298,7 +298,7 @@ def _header_cut(header: str, text: str) -> tuple[int, int]:
     spaced = re.match(r"\s*" + r"\s*".join(map(re.escape, words)), text) if words else None
     if spaced and not text.startswith(header):
         # The whole header, spaced otherwise: a template whose indentation leaks into every render writes the
-        # prompt's `  <｜Assistant｜>    </think>` as `      <｜Assistant｜></think>` in history (DeepSeek-V3.1's vLLM one).
+        # prompt's `  <｜Assistant｜>    </think>` as `      <｜Assistant｜></think>` in history (DeepSeek-V3.1, vLLM).
         return len(header), spaced.end()
     shared = common_prefix_len(header, text)
     while shared and shared < len(header) and not _BOUNDARY.fullmatch(text[shared - 1]):

@@ -180,6 +180,7 @@ def after_common_suffix(full: str, a: str, b: str) -> str:
 
 _SPACE = re.compile(r"\s+")
 _PIECE_START = re.compile(r"(?<=\s)\S|[<\[]")
+_OPEN_TAG_AT_END = re.compile(r"<[A-Za-z][\w:.-]*>\s*\Z")
 
 
 def after_prompt(text: str, prompts: tuple[str, ...]) -> str:
@@ -189,9 +190,15 @@ def after_prompt(text: str, prompts: tuple[str, ...]) -> str:
     template opens a turn with calls with a line break more; DeepSeek-V3.1's vLLM template writes ``</think>``
     there without the prompt's indentation), so the header lands in the diff of an answer and a call. The model
     never writes it: the prompt did. Cut the longest end of a prompt (from a marker or a word on) that ``text``
-    starts with, whitespace aside; ``text`` as is where none matches."""
+    starts with, whitespace aside; ``text`` as is where none matches.
+
+    A prompt that ends by opening a tag (``<think>\n\n``, Nemotron Nano v2) is left alone: the turn continues
+    inside that block, and whether it is reasoning or the answer's wrapper is for the reasoning and content phases
+    to say, not a header to drop."""
     best = 0
     for prompt in prompts:
+        if _OPEN_TAG_AT_END.search(prompt):
+            continue
         starts = [0, *(m.start() for m in _PIECE_START.finditer(prompt))]
         for start in sorted(set(starts)):
             words = _SPACE.split(prompt[start:].strip())
