@@ -117,7 +117,7 @@ def _preserved_tokens(draft: Draft) -> list[str]:
         name_prefix = "".join(m.group() for m in marker_positions(name_prefix))
     markers = [
         reasoning.start, reasoning.end, draft.content.start, draft.content.end,
-        *sections, fmt.per_call_start, fmt.per_call_end,
+        *sections, fmt.per_call_start, fmt.per_call_end, fmt.implied_end if fmt.implied_end_written else "",
         name_prefix, function.name_suffix, function.close, *dict_tokens,
         args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
         args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,

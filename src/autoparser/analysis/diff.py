@@ -204,7 +204,7 @@ def after_prompt(text: str, prompts: tuple[str, ...]) -> str:
             words = _SPACE.split(prompt[start:].strip())
             if not words or words == [""]:
                 continue
-            pattern = r"\s*" + r"\s*".join(re.escape(w) for w in words)
+            pattern = r"\s*" + r"\s*".join(re.escape(w) for w in words) + (r"\s*" if prompt[-1:].isspace() else "")
             match = re.match(pattern, text)
             if match:
                 best = max(best, match.end())

@@ -83,6 +83,7 @@ class VariantRenderer:
         Where a variant with tool calls fails to render, both are rendered again with reasoning in every assistant
         turn: some templates render calls only after the reasoning a model always writes first (Command A Reasoning
         raises on a call turn with neither reasoning nor text). The reasoning is then common to both renders."""
+
         def both(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
             return (
                 self.render(a, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[0]),

@@ -183,4 +183,4 @@ def _closed_after_several(renderer: VariantRenderer, fmt: ToolFormat) -> ToolFor
     extra = last[shared : len(last) - len(lone) + shared].strip()
     if not extra or "".join(m.group() for m in marker_positions(extra)) != extra:
         return fmt
-    return dataclasses.replace(fmt, implied_end=extra)
+    return dataclasses.replace(fmt, implied_end=extra, implied_end_written=True)
