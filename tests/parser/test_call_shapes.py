@@ -44,7 +44,11 @@ SHAPES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "shape-bare-list": ("<|im_end|>", ('"parameters"', '"function"'), False),
     "shape-json-section": ("<|im_end|>", ("<|calls|>", "<|call|>", "<|/call|>", "<|/calls|>"), False),
     "shape-tagged-section": ("<|im_end|>", ("[CALLS]", "[CALL]", "[ARGS]", "[/CALL]", "[/CALLS]"), False),
-    "shape-lone-unclosed": ("<|im_end|>", ("<｜calls▁begin｜>", "<｜call▁begin｜>", "<｜sep｜>", "<｜calls▁end｜>"), False),
+    "shape-lone-unclosed": (
+        "<|im_end|>",
+        ("<｜calls▁begin｜>", "<｜call▁begin｜>", "<｜sep｜>", "<｜calls▁end｜>"),
+        False,
+    ),
     "shape-lone-unclosed-json": ("<|im_end|>", ("<calls>", "<call>", "</call>", "<done>"), False),
     "shape-indented": ("<|E|>", ("<calls>", "<call>", "<args>", "</call>", "</calls>"), False),
     "shape-indented-json": ("<|E|>", ("<tool>", "</tool>", '"tool"'), False),
@@ -83,7 +87,9 @@ def rendered(tmpl: ChatTemplate, message: Mapping[str, Any], end_of_turn: str) -
     return text[: text.rindex(end_of_turn)]
 
 
-def _assert_reads(params: ChatParams, text: str, calls: Calls, content: str, reasoning: str, cuts: Sequence[str]):
+def _assert_reads(
+    params: ChatParams, text: str, calls: Calls, content: str, reasoning: str, cuts: Sequence[str]
+) -> None:
     words = re.findall(r"[A-Za-z]{4,}", content + " " + reasoning)
     message, failures = check_parse(params, text, words=words)
     assert message is not None and not failures, (text, failures)
@@ -142,7 +148,12 @@ LIBERTIES: list[tuple[str, str, Calls, str]] = [
     ("shape-args-first", '<tool_call>{"name": "get", "arguments": {"city": "Oslo"}}</tool_call>', TWO[:1], ""),
     ("shape-bare-list", '[{"function": "get", "parameters": {"city": "Oslo"}}]', TWO[:1], ""),
     # The section closer the template writes only after several calls: after a lone call too, or not at all.
-    ("shape-lone-unclosed", '<｜calls▁begin｜><｜call▁begin｜>get<｜sep｜>{"city": "Oslo"}<｜call▁end｜><｜calls▁end｜>', TWO[:1], ""),
+    (
+        "shape-lone-unclosed",
+        '<｜calls▁begin｜><｜call▁begin｜>get<｜sep｜>{"city": "Oslo"}<｜call▁end｜><｜calls▁end｜>',
+        TWO[:1],
+        "",
+    ),
     (
         "shape-lone-unclosed",
         '<｜calls▁begin｜><｜call▁begin｜>get<｜sep｜>{"city": "Oslo"}<｜call▁end｜>'
@@ -150,7 +161,12 @@ LIBERTIES: list[tuple[str, str, Calls, str]] = [
         TWO,
         "",
     ),
-    ("shape-lone-unclosed-json", '<calls><call>{"name": "get", "arguments": {"city": "Oslo"}}</call><done>', TWO[:1], ""),
+    (
+        "shape-lone-unclosed-json",
+        '<calls><call>{"name": "get", "arguments": {"city": "Oslo"}}</call><done>',
+        TWO[:1],
+        "",
+    ),
     # Section markers dropped around per-call markers.
     ("shape-json-section", '<|call|>{"arguments": {"city": "Oslo"}, "function": "get"}<|/call|>', TWO[:1], ""),
 ]
