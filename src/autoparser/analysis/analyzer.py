@@ -15,14 +15,12 @@ from collections import OrderedDict
 from ..template.capabilities import probe_capabilities
 from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
-from . import needles
 from .calls.call_ids import analyze_id_format
 from .calls.closers import with_implied_end
 from .calls.instructions import render_instructions
 from .calls.prose import apply_prose, prose_can_fill
 from .calls.tools import analyze_tools
 from .content import analyze_content
-from .diff import common_prefix_len
 from .end_of_turn import analyze_end_of_turn, analyze_stop_markers
 from .formats import GENERIC, detect_format
 from .model import GenerationPrompts, ReasoningAnalysis, TemplateAnalysis, ToolFormatMode, ToolsAnalysis
@@ -62,9 +60,7 @@ def clear_cache() -> None:
 
 def generation_prompt(renderer: VariantRenderer, enable_thinking: bool) -> str:
     """What ``add_generation_prompt`` appends after a user turn."""
-    without = renderer.render([needles.USER], enable_thinking=enable_thinking) or ""
-    with_prompt = renderer.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking) or ""
-    return with_prompt[common_prefix_len(without, with_prompt) :]
+    return renderer.generation_prompt(enable_thinking)
 
 
 def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
@@ -121,7 +117,7 @@ def _preserved_tokens(draft: Draft) -> list[str]:
         name_prefix = "".join(m.group() for m in marker_positions(name_prefix))
     markers = [
         reasoning.start, reasoning.end, draft.content.start, draft.content.end,
-        *sections, fmt.per_call_start, fmt.per_call_end,
+        *sections, fmt.per_call_start, fmt.per_call_end, fmt.implied_end if fmt.implied_end_written else "",
         name_prefix, function.name_suffix, function.close, *dict_tokens,
         args.start, args.end, args.name_prefix, args.name_suffix, args.value_prefix, args.value_suffix,
         args.separator, call_id.prefix, call_id.suffix, *draft.extra_preserved,

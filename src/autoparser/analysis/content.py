@@ -28,8 +28,9 @@ def analyze_content(renderer: VariantRenderer, reasoning: ReasoningAnalysis) -> 
     vs_reasoning = renderer.compare(
         base, [needles.USER, needles.assistant("", reasoning_content=needles.THINKING)], tools=True
     )
-    call_left = vs_call.diff.left if vs_call else ""
-    reasoning_left = vs_reasoning.diff.left if vs_reasoning else ""
+    # (a turn header the template writes otherwise for an answer than for calls is the prompt's, not the answer's)
+    call_left = renderer.after_prompt(vs_call.diff.left) if vs_call else ""
+    reasoning_left = renderer.after_prompt(vs_reasoning.diff.left) if vs_reasoning else ""
     if call_left.strip() == needles.ASSISTANT_MSG and _is_bare(reasoning_left, reasoning):
         return ContentAnalysis()
     if reasoning.end and reasoning.end in reasoning_left:

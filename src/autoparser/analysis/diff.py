@@ -17,6 +17,7 @@ __all__ = [
     "Segment",
     "SegmentKind",
     "after_common_suffix",
+    "after_prompt",
     "calculate_diff_split",
     "common_prefix_len",
     "prune_whitespace_segments",
@@ -175,3 +176,37 @@ def after_common_suffix(full: str, a: str, b: str) -> str:
     common = a[len(a) - _common_suffix_len(a, b) :]
     index = full.rfind(common) if common else -1
     return full[index + len(common) :] if index >= 0 else ""
+
+
+_SPACE = re.compile(r"\s+")
+_PIECE_START = re.compile(r"(?<=\s)\S|[<\[]")
+_OPEN_TAG_AT_END = re.compile(r"<[A-Za-z][\w:.-]*>\s*\Z")
+
+
+def after_prompt(text: str, prompts: tuple[str, ...]) -> str:
+    """``text`` (the start of an assistant turn in a diff) without the turn header a generation prompt writes.
+
+    A template may render the header of a history turn otherwise than the generation prompt does (Llama 4's JSON
+    template opens a turn with calls with a line break more; DeepSeek-V3.1's vLLM template writes ``</think>``
+    there without the prompt's indentation), so the header lands in the diff of an answer and a call. The model
+    never writes it: the prompt did. Cut the longest end of a prompt (from a marker or a word on) that ``text``
+    starts with, whitespace aside; ``text`` as is where none matches.
+
+    A prompt that ends by opening a tag (``<think>\n\n``, Nemotron Nano v2) is left alone: the turn continues
+    inside that block, and whether it is reasoning or the answer's wrapper is for the reasoning and content phases
+    to say, not a header to drop."""
+    best = 0
+    for prompt in prompts:
+        if _OPEN_TAG_AT_END.search(prompt):
+            continue
+        starts = [0, *(m.start() for m in _PIECE_START.finditer(prompt))]
+        for start in sorted(set(starts)):
+            words = _SPACE.split(prompt[start:].strip())
+            if not words or words == [""]:
+                continue
+            pattern = r"\s*" + r"\s*".join(re.escape(w) for w in words) + (r"\s*" if prompt[-1:].isspace() else "")
+            match = re.match(pattern, text)
+            if match:
+                best = max(best, match.end())
+                break  # the longest end of this prompt that matches
+    return text[best:]

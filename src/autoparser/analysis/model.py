@@ -61,9 +61,10 @@ class ToolFormat:
     """Where calls sit (section / per-call markers) and, for JSON calls, the field names.
 
     ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
-    without it come one per line). ``implied_end``: the closer the template never writes after its calls but its own
-    pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/calls/closers.py): optional
-    markup."""
+    without it come one per line). ``implied_end``: a closer the template does not always write after its calls:
+    its own pairs imply it (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/calls/closers.py), or
+    it writes it only after several calls (``implied_end_written``; analysis/calls/tool_format.py): optional markup,
+    which grammars allow only where the template writes it."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -79,6 +80,7 @@ class ToolFormat:
     gen_id_field: str = ""
     parameter_order: tuple[str, ...] = ()
     implied_end: str = ""
+    implied_end_written: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from typing import Any
 from ..template.capabilities import TemplateCapabilities
 from ..template.probing import ProbeRenderer
 from . import needles
-from .diff import DiffSplit, calculate_diff_split
+from .diff import DiffSplit, after_prompt, calculate_diff_split, common_prefix_len
 
 __all__ = ["Comparison", "VariantRenderer"]
 
@@ -31,11 +31,25 @@ class VariantRenderer:
     (``supports_object_arguments``), and tools are the two dummy functions from :mod:`.needles`.
     """
 
-    __slots__ = ("_caps", "_probe")
+    __slots__ = ("_caps", "_probe", "_prompts")
 
     def __init__(self, probe: ProbeRenderer, caps: TemplateCapabilities) -> None:
         self._probe = probe
         self._caps = caps
+        self._prompts: tuple[str, ...] | None = None
+
+    def generation_prompt(self, enable_thinking: bool) -> str:
+        """What ``add_generation_prompt`` appends after a user turn."""
+        without = self.render([needles.USER], enable_thinking=enable_thinking) or ""
+        with_prompt = self.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking) or ""
+        return with_prompt[common_prefix_len(without, with_prompt) :]
+
+    def after_prompt(self, text: str) -> str:
+        """``text``, the start of an assistant turn taken from a diff, without a turn header the generation prompt
+        (thinking on or off) writes: the model never writes it (see :func:`.diff.after_prompt`)."""
+        if self._prompts is None:
+            self._prompts = tuple(p for p in (self.generation_prompt(True), self.generation_prompt(False)) if p)
+        return after_prompt(text, self._prompts)
 
     def render(
         self,
@@ -64,9 +78,21 @@ class VariantRenderer:
         add_generation_prompt: bool = False,
         thinking: tuple[bool, bool] = (True, True),
     ) -> Comparison | None:
-        """Render both variants; ``None`` when either render fails or comes out empty."""
-        out_a = self.render(a, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[0])
-        out_b = self.render(b, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[1])
+        """Render both variants; ``None`` when either render fails or comes out empty.
+
+        Where a variant with tool calls fails to render, both are rendered again with reasoning in every assistant
+        turn: some templates render calls only after the reasoning a model always writes first (Command A Reasoning
+        raises on a call turn with neither reasoning nor text). The reasoning is then common to both renders."""
+
+        def both(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+            return (
+                self.render(a, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[0]),
+                self.render(b, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[1]),
+            )
+
+        out_a, out_b = both(a, b)
+        if (not out_a or not out_b) and any(m.get("tool_calls") for m in (*a, *b)):
+            out_a, out_b = both(_with_reasoning(a), _with_reasoning(b))
         if not out_a or not out_b:
             return None
         return Comparison(calculate_diff_split(out_a, out_b), out_a, out_b)
@@ -82,3 +108,16 @@ class VariantRenderer:
                 function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
             converted.append({**call, "function": function})
         return {**message, "tool_calls": converted}
+
+
+_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+
+
+def _with_reasoning(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` with the reasoning needle in every assistant turn that has none."""
+    return [
+        {**m, "reasoning_content": needles.THINKING}
+        if m.get("role") == "assistant" and not any(m.get(k) for k in _REASONING_KEYS)
+        else m
+        for m in messages
+    ]

@@ -249,6 +249,12 @@ def _header_cut(header: str, text: str) -> tuple[int, int]:
     """How much of the generation prompt's header (``header``) the rendered turn ``text`` repeats: (characters of
     header covered, characters of text to drop). Usually a common prefix; when the prompt writes a switch before
     the role header (LongCat's `` /think_on ASSISTANT:``), the longest start of ``text`` found inside ``header``."""
+    words = header.split()
+    spaced = re.match(r"\s*" + r"\s*".join(map(re.escape, words)), text) if words else None
+    if spaced and not text.startswith(header):
+        # The whole header, spaced otherwise: a template whose indentation leaks into every render writes the
+        # prompt's `  <｜Assistant｜>    </think>` as `      <｜Assistant｜></think>` in history (DeepSeek-V3.1, vLLM).
+        return len(header), spaced.end()
     shared = common_prefix_len(header, text)
     while shared and shared < len(header) and not _BOUNDARY.fullmatch(text[shared - 1]):
         shared -= 1

@@ -22,6 +22,10 @@ _NO_CALLS = "never renders assistant tool calls (an empty assistant turn): the t
 _DROPS_CONTENT = "drops the content of a turn with calls"
 _FIRST_CALL_ONLY = "renders only the first call of a turn"
 _SINGLE_CALL = "raises for more than one call per turn ('only supports single tool-calls at once')"
+_CALLS_NEED_THINKING = (
+    "raises on a turn with calls and neither reasoning nor text (it reads `message.content[0].thinking` of an empty "
+    "string); the model thinks before it calls, which renders (reasoning+call)"
+)
 _FINAL_THINKING_DROPPED = "history drops a final answer's reasoning (kept only next to calls: see reasoning+call)"
 _CLASSIFIER = (
     "a classifier prompt: the conversation to judge (the assistant's reply included) is part of the prompt, and the "
@@ -108,6 +112,11 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         "content+call": "writes the content after the calls",
         "reasoning+content": _FINAL_THINKING_DROPPED,
     },
+    "hfjs-CohereLabs-command-a-reasoning-08-2025": {
+        "one call": _CALLS_NEED_THINKING,
+        "parallel calls": _CALLS_NEED_THINKING,
+        "content+call": "drops the content of a turn with calls (it renders `tool_plan` or the thinking instead)",
+    },
     "ibm-granite-granite-3.3-2B-Instruct": {
         CALLS: "never renders assistant tool calls (an empty assistant turn); `<|tool_call|>` + JSON list is stated "
         "only in the system prompt (read from it; tested on its own)",
@@ -149,6 +158,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         "system prompt (up to `[BEGIN FINAL RESPONSE]`) is never rendered (read from the prompt; tested on its own)",
     },
     "unsloth-mistral-Devstral-Small-2507": {REASONING: _NO_REASONING},
+    "vllm-tool_chat_template_llama4_json": {REASONING: _NO_REASONING},
     "upstage-Solar-Open-100B": {
         "content+call": _DROPS_CONTENT,
         REASONING: "reasoning is its own assistant message (`<|think|>…<|end|>`, then `<|begin|>assistant`), not "

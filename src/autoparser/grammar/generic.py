@@ -206,7 +206,12 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
     call = p.choice(*calls)
     if core(fmt.per_call_start):
         call = flex(fmt.per_call_start) + call + flex(fmt.per_call_end)
-    sep = p.space() if core(fmt.per_call_start) or fmt.mode is not ToolFormatMode.JSON_NATIVE else p.space() + ","
+    if core(fmt.per_call_start) or fmt.mode is not ToolFormatMode.JSON_NATIVE:
+        sep = p.space()
+    elif fmt.tools_array_wrapped:
+        sep = p.space() + ","
+    else:  # JSON objects one after another, as Llama 4's JSON template writes them (`}{`), or with commas
+        sep = p.space() + p.optional(",")
     many = call + p.zero_or_more(sep + p.space() + call) if request.parallel_tool_calls else call
     word = _word_opener(analysis)
     if word:  # `functools[`: one literal, the trigger (see _word_opener)
@@ -215,6 +220,8 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
         many = "[" + p.space() + many + p.space() + "]"
     if core(fmt.section_start):
         many = flex(fmt.section_start) + many + flex(fmt.section_end)
+        if fmt.implied_end_written:  # a closer the template writes after several calls only: optional
+            many = many + p.optional(flex(fmt.implied_end))
     return many
 
 
@@ -242,6 +249,10 @@ def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigge
     opener = r"\[\s*" if fmt.tools_array_wrapped else ""
     if fmt.fun_name_is_key or not key:
         return (Trigger("pattern", rf'({opener}\{{\s*"(?:{names})"\s*:)'),)
+    first = next((f for f in fmt.parameter_order if f), fmt.name_field)
+    if first != fmt.name_field:
+        # The template writes another member first (`{"parameters": {…}, "function": "get"}`): the call starts there.
+        return (Trigger("pattern", rf'({opener}\{{\s*"{re.escape(field_key(first))}"\s*:)'),)
     return (Trigger("pattern", rf'({opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
 
 

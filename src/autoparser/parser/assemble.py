@@ -93,12 +93,18 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # A wrapped answer runs to its end marker, or to a call marker: a model that opened the answer and called a
         # tool inside it (`<answer>Let me check.<tool_call>...</tool_call></answer>`) wrote calls, not text; the
         # closer after them is then a stray end-of-answer marker (markup, below).
+        # It also runs only to an end-of-turn marker: the answer's closer may be one the analysis did not tell apart
+        # from the end of turn (`<|START_RESPONSE|>…<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`, learned as the end of
+        # turn where no call render shows the closer alone), or the model dropped the closer; the marker is then
+        # read as the end of turn it is (markup at the end of the output, text elsewhere: below).
         end = core(content.end)
         call_starts = _call_markers(triggers, pythonic)
-        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        ends = [m for m in end_of_turn_markers(analysis) if m != end]
+        stops_at = [m for m in (end, *call_starts, *ends) if m]
+        body = p.tag(tags.CONTENT, p.until_one_of(stops_at) if stops_at else p.rest())
         closing = [flex(content.end)] if end else []
-        if call_starts:
-            closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
+        if call_starts or ends:
+            closing.append(p.peek(p.choice(*map(p.literal, [*call_starts, *ends]))))
         items.append(flex(content.start) + body + (p.choice(*closing, p.end()) if closing else p.eps()))
         stops.append(core(content.start))
     if core(content.end) and content.mode is not ContentMode.PLAIN:

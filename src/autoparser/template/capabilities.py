@@ -61,10 +61,13 @@ def _tool_call(call_id: str, arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "tool1", "arguments": arguments}}
 
 
-def _tool_conversation(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _tool_conversation(calls: list[dict[str, Any]], reasoning: bool = False) -> list[dict[str, Any]]:
+    turn: dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": calls}
+    if reasoning:
+        turn["reasoning_content"] = "Reasoning"
     return [
         _USER,
-        {"role": "assistant", "content": "", "tool_calls": calls},
+        turn,
         {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]},
         {"role": "assistant", "content": "The tool response was 'tool response'"},
         _USER,
@@ -98,16 +101,24 @@ def probe_capabilities(renderer: ProbeRenderer) -> TemplateCapabilities:
 
 
 def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
-    """Tools, tool calls, argument shape (object vs JSON string) and parallel calls."""
+    """Tools, tool calls, argument shape (object vs JSON string) and parallel calls.
+
+    A turn with calls is tried without reasoning, then with it: some templates render calls only after the
+    reasoning a model always writes first (Command A Reasoning raises on a call turn with neither reasoning nor
+    text)."""
     flags = {"supports_object_arguments": False}
-    arguments: Any = {"arg": "value"}
-    log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)]), _PROBE_TOOLS)
-    if log is not None and log.used("messages[1].tool_calls[0].function.arguments.arg"):
-        flags["supports_object_arguments"] = True
-    else:
-        arguments = '{"arg": "value"}'
-        string_log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)]), _PROBE_TOOLS)
-        log = string_log if string_log is not None else log
+    for reasoning in (False, True):
+        arguments: Any = {"arg": "value"}
+        log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)], reasoning), _PROBE_TOOLS)
+        if log is not None and log.used("messages[1].tool_calls[0].function.arguments.arg"):
+            flags["supports_object_arguments"] = True
+        else:
+            arguments = '{"arg": "value"}'
+            conversation = _tool_conversation([_tool_call("call00001", arguments)], reasoning)
+            string_log = _tracked(renderer, conversation, _PROBE_TOOLS)
+            log = string_log if string_log is not None else log
+        if log is not None:
+            break
     if log is None:
         return flags | {"supports_tools": False, "supports_tool_calls": False, "supports_parallel_tool_calls": False}
     flags["supports_tools"] = log.used("tools[0].function.name")
@@ -115,6 +126,6 @@ def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
     if not flags["supports_tool_calls"]:
         return flags | {"supports_parallel_tool_calls": False}
     calls = [_tool_call("call00001", arguments), _tool_call("call00002", arguments)]
-    parallel = _tracked(renderer, _tool_conversation(calls), _PROBE_TOOLS)
+    parallel = _tracked(renderer, _tool_conversation(calls, reasoning), _PROBE_TOOLS)
     flags["supports_parallel_tool_calls"] = parallel is not None and parallel.used("messages[1].tool_calls[1].function")
     return flags

@@ -43,8 +43,8 @@ def implied_end(opener: str, source: str) -> str:
 
 def with_implied_end(fmt: ToolFormat, source: str) -> ToolFormat:
     """``fmt`` with ``implied_end`` set when the marker opening its calls has no end marker."""
-    if fmt.mode is ToolFormatMode.NONE:
-        return fmt
+    if fmt.mode is ToolFormatMode.NONE or fmt.implied_end:
+        return fmt  # (a closer the template writes after several calls: analysis/calls/tool_format.py)
     if fmt.section_start.strip():
         opener, end = fmt.section_start, fmt.section_end
     else:
