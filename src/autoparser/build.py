@@ -18,6 +18,7 @@ from .grammar.common import base_spec, extras, format_grammar, with_contribution
 from .grammar.generic import generic_grammar
 from .grammar.spec import GrammarSpec
 from .parser.assemble import GeneratedParser, build_generic_parser
+from .parser.blocks import build_block_parser
 from .parser.request import ParseRequest
 
 __all__ = ["build_grammar", "build_parser"]
@@ -27,6 +28,8 @@ __all__ = ["build_grammar", "build_parser"]
 def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """The parser for ``analysis`` under ``request`` (cached: building costs more than parsing)."""
     builder = dedicated_builder(analysis.format)
+    if builder is None and analysis.blocks.enabled:
+        builder = build_block_parser  # a reply of headed blocks (parser/blocks.py)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
     return dataclasses.replace(built, id_format=analysis.id_format)
 

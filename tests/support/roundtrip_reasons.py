@@ -98,6 +98,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         CALLS: "never renders assistant tool calls (an empty assistant turn); `<|tool_call|>` + JSON list is stated "
         "only in the system prompt (read from it; tested on its own)",
     },
+    "hfjs-meetkai-functionary-medium-v2.2": {REASONING: _NO_REASONING},
     "ibm-granite-granite-4.0": {REASONING: _NO_REASONING},
     "llama-cpp-deepseek-r1": {"content+call": "renders no calls in a turn that has content"},
     "llama-cpp-rwkv-world": {CALLS: _NO_CALLS},

@@ -61,11 +61,14 @@ def _tool_call(call_id: str, arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "tool1", "arguments": arguments}}
 
 
-def _tool_conversation(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _tool_conversation(calls: list[dict[str, Any]], named: bool = False) -> list[dict[str, Any]]:
+    """A call, its result and an answer. ``named``: the result carries the tool's ``name`` too (Functionary v2's
+    template writes ``'<|from|>' + message['name']`` and raises without it)."""
+    result = {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]}
     return [
         _USER,
         {"role": "assistant", "content": "", "tool_calls": calls},
-        {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]},
+        result | {"name": "tool1"} if named else result,
         {"role": "assistant", "content": "The tool response was 'tool response'"},
         _USER,
     ]
@@ -98,16 +101,24 @@ def probe_capabilities(renderer: ProbeRenderer) -> TemplateCapabilities:
 
 
 def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
-    """Tools, tool calls, argument shape (object vs JSON string) and parallel calls."""
+    """Tools, tool calls, argument shape (object vs JSON string) and parallel calls. A template that raises on the
+    probe's tool result is tried again with the tool's name in the result (Functionary v2 writes it)."""
     flags = {"supports_object_arguments": False}
-    arguments: Any = {"arg": "value"}
-    log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)]), _PROBE_TOOLS)
-    if log is not None and log.used("messages[1].tool_calls[0].function.arguments.arg"):
-        flags["supports_object_arguments"] = True
-    else:
-        arguments = '{"arg": "value"}'
-        string_log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)]), _PROBE_TOOLS)
-        log = string_log if string_log is not None else log
+    log: AccessLog | None = None
+    arguments: Any = None
+    named = False
+    for named in (False, True):
+        arguments = {"arg": "value"}
+        log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)], named), _PROBE_TOOLS)
+        if log is not None and log.used("messages[1].tool_calls[0].function.arguments.arg"):
+            flags["supports_object_arguments"] = True
+        else:
+            arguments = '{"arg": "value"}'
+            calls = [_tool_call("call00001", arguments)]
+            string_log = _tracked(renderer, _tool_conversation(calls, named), _PROBE_TOOLS)
+            log = string_log if string_log is not None else log
+        if log is not None:
+            break
     if log is None:
         return flags | {"supports_tools": False, "supports_tool_calls": False, "supports_parallel_tool_calls": False}
     flags["supports_tools"] = log.used("tools[0].function.name")
@@ -115,6 +126,6 @@ def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
     if not flags["supports_tool_calls"]:
         return flags | {"supports_parallel_tool_calls": False}
     calls = [_tool_call("call00001", arguments), _tool_call("call00002", arguments)]
-    parallel = _tracked(renderer, _tool_conversation(calls), _PROBE_TOOLS)
+    parallel = _tracked(renderer, _tool_conversation(calls, named), _PROBE_TOOLS)
     flags["supports_parallel_tool_calls"] = parallel is not None and parallel.used("messages[1].tool_calls[1].function")
     return flags
