@@ -14,6 +14,7 @@ import functools
 from .analysis.formats import GENERIC
 from .analysis.model import TemplateAnalysis
 from .formats import dedicated_builder, dedicated_grammar
+from .grammar.blocks import block_grammar
 from .grammar.common import base_spec, extras, format_grammar, with_contribution
 from .grammar.generic import generic_grammar
 from .grammar.spec import GrammarSpec
@@ -39,7 +40,8 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     """The grammar, triggers, preserved tokens and reasoning tags for ``request`` (cached)."""
     base = base_spec(analysis, request)
     if analysis.format == GENERIC:
-        return dataclasses.replace(generic_grammar(analysis, request), **extras(base))
+        generic = block_grammar if analysis.blocks.enabled else generic_grammar  # headed blocks: grammar/blocks.py
+        return dataclasses.replace(generic(analysis, request), **extras(base))
     builder = dedicated_grammar(analysis.format)
     if builder is None:
         return base

@@ -62,8 +62,8 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
         rest = marker
         while closer is not None and (m := closer.match(rest)) is not None:
             rest = rest[m.end() :].lstrip()
-        if rest and rest not in found:
-            found.append(rest)
+        if rest and rest not in found and rest not in (core(blocks.open), core(blocks.close_open)):
+            found.append(rest)  # (the opener is the next turn's first token too: a header, not an end)
     return sorted(found, key=lambda m: (-len(m), m))
 
 
