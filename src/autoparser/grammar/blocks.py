@@ -61,23 +61,23 @@ class _Tagged:
         b = self.blocks
         if not b.reasoning:
             return p.eps()
-        # (up to the closers' opener: a delimiter holding its own first character twice, `<|close|>think<|sep|>`,
-        # trips llguidance's GBNF reader)
-        body = p.until(b.close_open) + self.closer(b.reasoning) + p.space()
+        # Up to the closers' opener (a delimiter holding its own first character twice, `<|close|>think<|sep|>`, trips
+        # llguidance's GBNF reader), and no opener either: the parser ends an unclosed block at a header.
+        body = p.until_one_of([b.close_open, b.open]) + self.closer(b.reasoning) + p.space()
         if self.opened(b.reasoning):
             return body
         if self.opened(b.content):
             return p.eps()
         return p.optional(self.header(b.reasoning) + body)
 
-    def answer(self, inner: p.Parser | None = None) -> p.Parser:
-        """The answer's block (``inner`` as its body; else any text without the format's markup)."""
+    def answer(self, inner: p.Parser | None = None, *, closed: bool = True) -> p.Parser:
+        """The answer's block (``inner`` as its body; else any text without the format's markup), with its closer,
+        or without it (``closed`` false: the reply ends there, the model stopped before the closer)."""
         b = self.blocks
         if inner is None:
             stops = sorted({b.open, b.close_open, *end_markers(self.analysis)}, key=len)
             inner = p.until_one_of(stops[::-1])
-        # (the closer may be left out at the end of the reply: the model stopped there)
-        body = inner + p.optional(self.closer(b.content) + p.space())
+        body = inner + self.closer(b.content) + p.space() if closed else inner
         return body if self.opened(b.content) else self.header(b.content) + body
 
     def end(self) -> p.Parser:
@@ -141,13 +141,15 @@ class _Tagged:
         b, request = self.blocks, self.request
         lead = self.lead()
         if request.json_schema is not None:
-            return whole_grammar(lead + self.answer(p.space() + json_answer(request) + p.space()) + self.end())
+            value = p.space() + json_answer(request) + p.space()
+            return whole_grammar(lead + p.choice(self.answer(value) + self.end(), self.answer(value, closed=False)))
         if not request.tools_enabled or not (b.call or b.name_attribute):
             return GrammarSpec()
         section = self.section()
         if request.tool_choice == "required":
             return whole_grammar(lead + p.optional(self.answer()) + section + self.end())
-        whole = lead + p.optional(self.answer()) + p.optional(section) + self.end()
+        answered = self.answer() + p.optional(section) + self.end()
+        whole = lead + p.choice(answered, section + self.end(), self.answer(closed=False))
         word = b.header(b.section) if b.section else b.open + b.call
         root = p.trigger_rule("calls", section + self.end())
         return lazy_grammar(root, (Trigger("word", word),), whole)

@@ -236,7 +236,8 @@ class _Tagged:
         else:
             body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
         # JSON arguments in a block of their own (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
-        wrapped = self.header(p.chars(WORD_CHARS)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
+        other = p.negate(p.literal(b.argument) + p.negate(p.chars(WORD_CHARS))) if b.argument else p.eps()
+        wrapped = self.header(other + p.chars(WORD_CHARS)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
         wrapped += p.space() + self.closer() + p.space()
         closing = p.choice(p.atomic(closer) + p.commit(), p.tag(tags.CUT, p.end()))
         return p.tag(tags.TOOL, p.atomic(head) + p.commit() + p.choice(wrapped, body) + closing)
@@ -252,7 +253,7 @@ class _Tagged:
         def one(name: p.Parser, kind: str, container: bool) -> p.Parser:
             value = p.tag(kind, p.until_one_of(stops))
             if container:
-                whole = p.tag(kind, p.space() + p.json()) + p.peek(p.space() + p.literal(end))
+                whole = p.tag(kind, p.space() + p.json()) + p.space() + p.peek(p.literal(end))
                 value = p.choice(whole, value)
             head = p.atomic(self.named_header(tag, b.key_attribute, name)) + p.commit()
             return p.tag(tags.TOOL_ARG, head + value + p.optional(p.literal(end)))
