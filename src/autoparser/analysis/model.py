@@ -17,6 +17,7 @@ from .response_template import build_response_template
 
 __all__ = [
     "ArgumentMarkers",
+    "BlockAttribute",
     "BlockFormat",
     "BlockMode",
     "CallIdMarkers",
@@ -161,6 +162,17 @@ class ToolsAnalysis:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockAttribute:
+    """An attribute the template writes in ``tag`` headers besides the tool's or argument's name: ``index="1"``
+    (``values`` ``("#",)``: any number), ``type="string"`` (the values seen), ``role="assistant"``. A parser reads
+    these silently and reports any other attribute or value."""
+
+    tag: str
+    name: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class BlockFormat:
     """A reply written as headed blocks (:class:`BlockMode`; analysis/calls/blocks.py learns it): what opens a
     block's header, what ends it, what closes a block, and which header value says what a block holds.
@@ -171,7 +183,12 @@ class BlockFormat:
     its header value itself. Its arguments are ``argument`` blocks named by ``key_attribute`` (``key="city"``,
     the value raw text typed by the tool's schema), or, where ``argument`` is ``""``, the block's body as JSON.
     ``turn``: the tag of the block the whole turn sits in, which the generation prompt opens (``message``): its
-    closer ends the turn. ``separator``: what the template writes between blocks (``"\n"``), layout.
+    closer ends the turn. ``separator``: what the template writes between blocks (``"\\n"``), layout.
+    ``attributes``: the other attributes of headers (:class:`BlockAttribute`); ``quote``: the quote around
+    attribute values (``"``; ``""``: unquoted or mixed); ``type_attribute``: the argument attribute that names the
+    value's JSON type, ``type_names`` how (``(("integer", "number"), ...)``); ``json_block``: the tag of a block
+    inside a call holding its arguments as JSON, as the template writes arguments given as JSON text (``json``;
+    ``""``: it writes them as it writes objects).
     """
 
     mode: BlockMode = BlockMode.NONE
@@ -188,6 +205,11 @@ class BlockFormat:
     argument: str = ""
     key_attribute: str = ""
     turn: str = ""
+    attributes: tuple[BlockAttribute, ...] = ()
+    quote: str = ""
+    json_block: str = ""
+    type_attribute: str = ""
+    type_names: tuple[tuple[str, str], ...] = ()
 
     @property
     def enabled(self) -> bool:

@@ -24,14 +24,13 @@ import re
 from .. import peg as p
 from ..analysis.model import BlockMode, TemplateAnalysis
 from ..parser.blocks import block_prefill, end_markers
+from ..parser.calls.tagged_values import json_types
 from ..parser.request import ParseRequest, ToolSpec
 from ..parser.schema_types import accepts_string, constrains_text, string_part
 from .common import json_answer, lazy_grammar, rule_safe, whole_grammar
 from .spec import GrammarSpec, Trigger
 
 __all__ = ["block_grammar"]
-
-_ATTRIBUTE = p.literal(" ") + p.chars("[A-Za-z_]", 1) + '="' + p.chars('[^"<>\\[\\]]', 0) + '"'
 
 
 def block_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:
@@ -61,23 +60,26 @@ class _Tagged:
         b = self.blocks
         if not b.reasoning:
             return p.eps()
-        # Up to the closers' opener (a delimiter holding its own first character twice, `<|close|>think<|sep|>`, trips
-        # llguidance's GBNF reader), and no opener either: the parser ends an unclosed block at a header.
-        body = p.until_one_of([b.close_open, b.open]) + self.closer(b.reasoning) + p.space()
+        # Up to the closers' opener: a delimiter holding its own first character twice (`<|close|>think<|sep|>`)
+        # trips llguidance's GBNF reader. (Headers may be quoted in it: the parser reads them as reasoning.)
+        body = p.until(b.close_open) + self.closer(b.reasoning) + p.space()
         if self.opened(b.reasoning):
             return body
         if self.opened(b.content):
             return p.eps()
         return p.optional(self.header(b.reasoning) + body)
 
-    def answer(self, inner: p.Parser | None = None, *, closed: bool = True) -> p.Parser:
-        """The answer's block (``inner`` as its body; else any text without the format's markup), with its closer,
-        or without it (``closed`` false: the reply ends there, the model stopped before the closer)."""
+    def answer(self, inner: p.Parser | None = None, then: p.Parser | None = None) -> p.Parser:
+        """The answer's block: ``inner`` as its body (else any text without the format's markup), then its closer
+        and ``then``; or, with ``then`` given, the body alone ending the reply (the model stopped before the
+        closer). One path up to the closer: llguidance lexes greedily, so two alternatives sharing the body would
+        each have to be lexed alike."""
         b = self.blocks
         if inner is None:
             stops = sorted({b.open, b.close_open, *end_markers(self.analysis)}, key=len)
             inner = p.until_one_of(stops[::-1])
-        body = inner + self.closer(b.content) + p.space() if closed else inner
+        closing = self.closer(b.content) + p.space()
+        body = inner + (closing if then is None else p.optional(closing + then))
         return body if self.opened(b.content) else self.header(b.content) + body
 
     def end(self) -> p.Parser:
@@ -101,8 +103,8 @@ class _Tagged:
     def call(self, tool: ToolSpec) -> p.Parser:
         b = self.blocks
         if b.name_attribute:
-            head = p.literal(f'{b.open}{b.call} {b.name_attribute}="{tool.name}"') + p.zero_or_more(_ATTRIBUTE)
-            head += p.literal(b.header_end)
+            head = p.literal(f"{b.open}{b.call} {b.name_attribute}={self.quoted(tool.name)}")
+            head += self.attributes(b.call) + p.literal(b.header_end)
         else:
             head = p.literal(b.header(tool.name))
         schema = tool.parameters or {"type": "object"}
@@ -123,9 +125,9 @@ class _Tagged:
 
     def argument(self, tool: ToolSpec, name: str) -> p.Parser:
         b = self.blocks
-        head = p.literal(f'{b.open}{b.argument} {b.key_attribute}="{name}"') + p.zero_or_more(_ATTRIBUTE)
-        head += p.literal(b.header_end)
         schema = tool.property_schema(name) or {}
+        head = p.literal(f"{b.open}{b.argument} {b.key_attribute}={self.quoted(name)}")
+        head += self.attributes(b.argument, schema) + p.literal(b.header_end)
         end = b.closer(b.argument)
         rule = f"{rule_safe(tool.name)}-{rule_safe(name)}"
         if accepts_string(schema):
@@ -137,19 +139,43 @@ class _Tagged:
             return head + value + p.literal(end)
         return head + p.space() + p.schema(p.json(), rule, schema) + p.space() + p.literal(end)
 
+    def quoted(self, value: str) -> str:
+        quote = self.blocks.quote or '"'
+        return quote + value + quote
+
+    def attributes(self, tag: str, schema: object = None) -> p.Parser:
+        """The other attributes the template writes in ``tag`` headers, in its order: a number, one of the values
+        seen, or — the argument's type attribute — the spelling of the parameter's JSON type (of any type where
+        the schema does not say)."""
+        b = self.blocks
+        found = p.eps()
+        names = dict(b.type_names)
+        for attribute in (a for a in b.attributes if a.tag == tag):
+            if attribute.values == ("#",):
+                value: p.Parser = p.chars("[0-9]")
+            else:
+                allowed = list(attribute.values)
+                if tag == b.argument and attribute.name == b.type_attribute:
+                    types = json_types(schema)
+                    if types:
+                        allowed = [v for v in dict.fromkeys(names[t] for t in sorted(types) if t in names)] or allowed
+                value = p.choice(*(p.literal(v) for v in sorted(allowed, key=len, reverse=True)))
+            quote = b.quote or '"'
+            found = found + p.literal(f" {attribute.name}={quote}") + value + p.literal(quote)
+        return found
+
     def grammar(self) -> GrammarSpec:
         b, request = self.blocks, self.request
         lead = self.lead()
         if request.json_schema is not None:
             value = p.space() + json_answer(request) + p.space()
-            return whole_grammar(lead + p.choice(self.answer(value) + self.end(), self.answer(value, closed=False)))
+            return whole_grammar(lead + self.answer(value, self.end()))
         if not request.tools_enabled or not (b.call or b.name_attribute):
             return GrammarSpec()
         section = self.section()
         if request.tool_choice == "required":
             return whole_grammar(lead + p.optional(self.answer()) + section + self.end())
-        answered = self.answer() + p.optional(section) + self.end()
-        whole = lead + p.choice(answered, section + self.end(), self.answer(closed=False))
+        whole = lead + p.choice(self.answer(None, p.optional(section) + self.end()), section + self.end())
         word = b.header(b.section) if b.section else b.open + b.call
         root = p.trigger_rule("calls", section + self.end())
         return lazy_grammar(root, (Trigger("word", word),), whole)

@@ -27,13 +27,14 @@ import re
 
 from .. import peg as p
 from ..analysis.model import BlockFormat, BlockMode, TemplateAnalysis
+from ..analysis.patterns import marker_positions
 from . import tags
 from .assemble import GeneratedParser, end_of_turn_markers
 from .calls import undeclared
 from .calls.resync import JSON, recover_call
 from .calls.tagged_values import json_types, value_tag
 from .markers import core
-from .reasoning import extracts_reasoning
+from .reasoning import extracts_reasoning, reasoning_block
 from .request import ParseRequest, ToolSpec
 
 __all__ = ["block_prefill", "build_block_parser", "end_markers", "header_end", "opener"]
@@ -62,8 +63,8 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
         rest = marker
         while closer is not None and (m := closer.match(rest)) is not None:
             rest = rest[m.end() :].lstrip()
-        if rest and rest not in found and rest not in (core(blocks.open), core(blocks.close_open)):
-            found.append(rest)  # (the opener is the next turn's first token too: a header, not an end)
+        if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
+            found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
     return sorted(found, key=lambda m: (-len(m), m))
 
 
@@ -104,12 +105,17 @@ def header_end(blocks: BlockFormat) -> p.Parser:
     )
 
 
-def _attribute_value(inner: p.Parser | None = None, stop: str = "") -> p.Parser:
-    """An attribute value, quoted either way or bare; ``inner`` reads the value itself (else any text)."""
+def _attribute_value(inner: p.Parser | None = None, stop: str = "", quote: str = "") -> p.Parser:
+    """An attribute value: in ``quote`` where the template quotes its values, else quoted either way or bare;
+    ``inner`` reads the value itself (else any text)."""
+    if quote:
+        return quote + (inner if inner is not None else p.until_one_of([quote, *([stop] if stop else [])])) + quote
+    # A bare value ends at whitespace or the header's end, nothing else (`key=x"city"` is no attribute).
+    bare_end = p.peek(p.choice(p.chars("[ \\t\\r\\n]"), *([p.literal(stop)] if stop else [])))
     if inner is None:
         quoted = [q + p.until_one_of([q, *([stop] if stop else [])]) + q for q in _QUOTES]
-        return p.choice(*quoted, p.chars(_BARE_VALUE))
-    return p.choice(*(q + inner + q for q in _QUOTES), inner + p.negate(p.chars(_BARE_VALUE)))
+        return p.choice(*quoted, p.chars(_BARE_VALUE) + bare_end)
+    return p.choice(*(q + inner + q for q in _QUOTES), inner + bare_end)
 
 
 class _Tagged:
@@ -120,27 +126,48 @@ class _Tagged:
         self.ends = end_markers(analysis)
         self.end_core = core(self.blocks.header_end)
 
-    def attribute(self, name: p.Parser | None = None) -> p.Parser:
-        key = name if name is not None else p.chars(_ATTR_NAME)
-        return p.chars("[ \\t\\r\\n]") + key + p.space() + "=" + p.space() + _attribute_value(stop=self.end_core)
+    def attribute(self) -> p.Parser:
+        """Any attribute (``key="value"``, ``key='value'``, ``key=value``)."""
+        value = _attribute_value(stop=self.end_core, quote=self.blocks.quote)
+        return p.chars("[ \\t\\r\\n]") + p.chars(_ATTR_NAME) + p.space() + "=" + p.space() + value
 
-    def attributes(self) -> p.Parser:
-        return p.zero_or_more(self.attribute()) + p.space()
+    def attribute_of(self, tag: str | None) -> p.Parser:
+        """One attribute of a ``tag`` header: one the template writes there, with a value it writes, is read
+        silently; any other is read and reported (STRAY), not lost."""
+        known: list[p.Parser] = []
+        for attribute in (a for a in self.blocks.attributes if a.tag == tag):
+            if attribute.values == ("#",):
+                values = p.chars("[0-9]")
+            else:
+                values = p.choice(*(p.literal(v) for v in sorted(attribute.values, key=len, reverse=True)))
+            key = p.chars("[ \\t\\r\\n]") + p.literal(attribute.name) + p.space() + "=" + p.space()
+            known.append(key + _attribute_value(values, self.end_core, self.blocks.quote))
+        return p.choice(*known, p.tag(tags.STRAY, self.attribute()))
+
+    def attributes(self, tag: str | None) -> p.Parser:
+        return p.zero_or_more(self.attribute_of(tag)) + p.space()
 
     def header(self, tag: p.Parser | str) -> p.Parser:
         """``open TAG attrs header_end`` (a tag given as text must not run on into a longer word)."""
+        known = tag if isinstance(tag, str) else None
         if isinstance(tag, str):
             tag = p.literal(tag) + p.negate(p.chars(WORD_CHARS))
-        return p.literal(self.blocks.open) + tag + self.attributes() + p.literal(self.blocks.header_end)
+        return p.literal(self.blocks.open) + tag + self.attributes(known) + p.literal(self.blocks.header_end)
 
-    def named_header(self, tag: p.Parser, attribute: str, value: p.Parser) -> p.Parser:
-        """A header whose attribute ``attribute`` is ``value`` (other attributes before and after it)."""
+    def named_header(self, tag: str, attribute: str, value: p.Parser) -> p.Parser:
+        """A ``tag`` header whose attribute ``attribute`` is ``value`` (other attributes before and after it)."""
         key = p.literal(attribute) + p.peek(p.space() + "=")
-        others = p.zero_or_more(p.negate(p.chars("[ \\t\\r\\n]") + key) + self.attribute())
-        named = p.chars("[ \\t\\r\\n]") + key + p.space() + "=" + p.space() + _attribute_value(value)
-        return (
-            p.literal(self.blocks.open) + tag + others + named + self.attributes() + p.literal(self.blocks.header_end)
+        others = p.zero_or_more(p.negate(p.chars("[ \\t\\r\\n]") + key) + self.attribute_of(tag))
+        named = (
+            p.chars("[ \\t\\r\\n]")
+            + key
+            + p.space()
+            + "="
+            + p.space()
+            + _attribute_value(value, self.end_core, self.blocks.quote)
         )
+        head = p.literal(self.blocks.open) + p.literal(tag) + p.negate(p.chars(WORD_CHARS))
+        return head + others + named + self.attributes(tag) + p.literal(self.blocks.header_end)
 
     def closer(self, tag: str | None = None) -> p.Parser:
         word = p.literal(tag) if tag is not None else p.chars(WORD_CHARS)
@@ -180,19 +207,24 @@ class _Tagged:
         return GeneratedParser(parser, prefill, tuple(triggers), request)
 
     def reasoning_block(self) -> p.Parser:
-        """The reasoning block; an unclosed one ends at the answer's or a call's header. Inline (the markup kept in
-        the content) where the request does not extract reasoning."""
+        """The reasoning block, up to its closer. A call header inside it is reasoning where the closer follows (a
+        call the model thought about); without the closer the block ends at the first call that parses (the
+        generic reasoning block's liberty, parser/reasoning.py). Inline (the markup kept in the content) where the
+        request does not extract reasoning."""
         b = self.blocks
-        stops = [b.closer(b.reasoning), b.header(b.content)]
-        if b.section:
-            stops.append(b.header(b.section))
-        if b.call or b.name_attribute:
-            stops.append(b.open + b.call)
-        body = p.until_one_of(sorted(set(stops), key=len, reverse=True))
+        if extracts_reasoning(self.analysis.reasoning, self.request):
+            starts: list[str] = []
+            calls: p.Parser | None = None
+            if self.request.tools_enabled and (b.call or b.name_attribute):
+                calls = self.call()
+                starts = [b.open + b.call]
+                if b.section:
+                    calls = p.atomic(self.header(b.section)) + p.space() + calls
+                    starts = [b.header(b.section)]
+            return reasoning_block(self.analysis.reasoning, calls, starts)
         head = p.atomic(self.header(b.reasoning))
         end = p.atomic(self.closer(b.reasoning))
-        if extracts_reasoning(self.analysis.reasoning, self.request):
-            return head + p.tag(tags.REASONING, body) + p.optional(end)
+        body = p.until(b.closer(b.reasoning))
         return p.tag(tags.CONTENT, head) + p.tag(tags.CONTENT, body) + p.optional(p.tag(tags.CONTENT, end))
 
     def content_block(self) -> p.Parser:
@@ -223,8 +255,7 @@ class _Tagged:
         b = self.blocks
         named = p.tag(tags.TOOL_NAME, name)
         if b.name_attribute:
-            tag = p.literal(b.call) + p.negate(p.chars(WORD_CHARS))
-            return self.named_header(tag, b.name_attribute, named)
+            return self.named_header(b.call, b.name_attribute, named)
         return self.header(named + p.negate(p.chars(WORD_CHARS)))
 
     def call_block(self, head: p.Parser, tool: ToolSpec | None) -> p.Parser:
@@ -235,12 +266,13 @@ class _Tagged:
             body = p.space() + p.zero_or_more(self.argument(tool) + p.space())
         else:
             body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
-        # JSON arguments in a block of their own (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
-        other = p.negate(p.literal(b.argument) + p.negate(p.chars(WORD_CHARS))) if b.argument else p.eps()
-        wrapped = self.header(other + p.chars(WORD_CHARS)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
-        wrapped += p.space() + self.closer() + p.space()
+        if b.json_block:
+            # JSON arguments in a block of their own, as the template writes arguments given as JSON text
+            # (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
+            wrapped = p.atomic(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
+            body = p.choice(wrapped + p.space() + p.optional(p.atomic(self.closer(b.json_block))) + p.space(), body)
         closing = p.choice(p.atomic(closer) + p.commit(), p.tag(tags.CUT, p.end()))
-        return p.tag(tags.TOOL, p.atomic(head) + p.commit() + p.choice(wrapped, body) + closing)
+        return p.tag(tags.TOOL, p.atomic(head) + p.commit() + body + closing)
 
     def argument(self, tool: ToolSpec | None) -> p.Parser:
         """One argument block; its value is raw text up to the closer, typed by the parameter's schema (objects and
@@ -248,14 +280,13 @@ class _Tagged:
         b = self.blocks
         end = b.closer(b.argument)
         stops = sorted({end, b.open + b.argument, b.closer(b.call) if b.call else b.close_open}, key=len, reverse=True)
-        tag = p.literal(b.argument) + p.negate(p.chars(WORD_CHARS))
 
         def one(name: p.Parser, kind: str, container: bool) -> p.Parser:
             value = p.tag(kind, p.until_one_of(stops))
             if container:
                 whole = p.tag(kind, p.space() + p.json()) + p.space() + p.peek(p.literal(end))
                 value = p.choice(whole, value)
-            head = p.atomic(self.named_header(tag, b.key_attribute, name)) + p.commit()
+            head = p.atomic(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
             return p.tag(tags.TOOL_ARG, head + value + p.optional(p.literal(end)))
 
         known: list[p.Parser] = []
@@ -279,7 +310,11 @@ class _Addressed:
     def build(self) -> GeneratedParser:
         b, request = self.blocks, self.request
         start = b.open.lstrip()
-        stops = sorted({start, *([b.separator + start] if b.separator else []), *self.ends}, key=len, reverse=True)
+        # The opener's first token alone (`<|from|>`, repeated or left without its role) starts no header: reported.
+        token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
+        stops = sorted(
+            {start, token, *([b.separator + start] if b.separator else []), *self.ends} - {""}, key=len, reverse=True
+        )
         body = p.until_one_of(stops)
         open_, end = opener(b), header_end(b)
         items: list[p.Parser] = []
@@ -295,6 +330,8 @@ class _Addressed:
         other = open_ + p.chars(undeclared.IDENTIFIER_CHARS) + end
         items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body))
         items.append(p.tag(tags.UNPARSED, open_))
+        if token and token != start:
+            items.append(p.space() + p.tag(tags.UNPARSED, p.literal(token)))
         items += _end_of_turn(self.ends)
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
         parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()

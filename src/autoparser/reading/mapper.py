@@ -278,6 +278,7 @@ def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
         elif tag == tags.TOOL_ARG:
             reading.tagged.append(child)
             reading.committed = reading.committed or any(c.tag == tags.COMMIT for c in _children(child))
+            reading.stray += [c for c in _children(child) if c.tag == tags.STRAY]  # (an argument header's: blocks)
         elif tag == tags.TOOL_UNKNOWN:
             reading.unknown.append(child)
         elif tag == tags.COMMIT:
@@ -522,8 +523,12 @@ def _without_cut_token(text: str) -> str:
     if literal is None or _quote_at_end(text):
         return text
     word = literal.group()
-    if word in _KEYWORDS or _NUMBER.match(word) or not (
-        any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
+    if (
+        word in _KEYWORDS
+        or _NUMBER.match(word)
+        or not (
+            any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
+        )
     ):
         return text
     return text[: literal.start()]

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...template.capabilities import TemplateCapabilities
 from .. import needles
 from ..diff import common_prefix_len
 from ..model import (
     ArgumentMarkers,
+    BlockAttribute,
     BlockFormat,
     BlockMode,
     ContentAnalysis,
@@ -75,7 +76,37 @@ def analyze_blocks(renderer: VariantRenderer, caps: TemplateCapabilities) -> Blo
         renders.call = _turn(renderer, needles.with_calls(needles.FIRST_CALL), tools=True)
         if caps.supports_parallel_tool_calls:
             renders.calls = _turn(renderer, needles.with_calls(needles.FIRST_CALL, needles.SECOND_CALL), tools=True)
-    return _tagged(renders) or _addressed(renders) or BlockFormat()
+    tagged = _tagged(renders)
+    if tagged is None:
+        return _addressed(renders) or BlockFormat()
+    result, frame = tagged
+    texts = [t for t in (renders.answer, renders.reasoning, renders.call, renders.calls) if t is not None]
+    if result.argument:
+        typed = _turn(renderer, needles.with_calls(needles.tool_call(needles.FUN_FIRST, _TYPED)), tools=True)
+        if typed is not None:
+            texts.append(typed)
+            result = _with_types(result, _tree(typed, frame))
+        # Arguments given as JSON text (as OpenAI clients send them): a template may write them in a block of their own.
+        text_call = needles.tool_call(needles.FUN_FIRST, {})
+        text_call["function"]["arguments"] = json.dumps(needles.BOTH_ARGS)
+        as_text = _turn(renderer, needles.with_calls(text_call), tools=True)
+        if as_text is not None:
+            texts.append(as_text)
+            result = _with_json_block(result, _tree(as_text, frame))
+    return _with_attributes(result, [_tree(t, frame) for t in texts])
+
+
+# A call with a value of every JSON type (the first argument's name keeps the probe's), and those types.
+_TYPED: dict[str, object] = {
+    needles.ARG_FIRST: "XXXX",
+    "ARG_INT_I": 7,
+    "ARG_NUM_N": 1.5,
+    "ARG_BOOL_B": True,
+    "ARG_NULL_Z": None,
+    "ARG_LIST_L": ["x"],
+    "ARG_DICT_D": {"k": "v"},
+}
+_JSON_TYPES = dict(zip(_TYPED, ("string", "integer", "number", "boolean", "null", "array", "object"), strict=True))
 
 
 @dataclass(slots=True)
@@ -121,6 +152,7 @@ class _Block:
     parent: _Block | None = None
     text: list[str] = field(default_factory=list)
     children: list[_Block] = field(default_factory=list)
+    quote: str | None = None  # (the root's: the quote around every attribute value of the tree, "" if mixed)
 
     def holding(self, needle: str) -> _Block | None:
         """The innermost block whose own text holds ``needle``."""
@@ -146,6 +178,9 @@ def _tree(text: str, frame: _Frame) -> _Block:
         current.text.append(text[at : match.start()])
         at = match.end()
         if match["tag"] is not None:
+            for value in _ONE_ATTR.finditer(match["attrs"]):
+                quote = value["value"][0] if value["value"][0] in "\"'" else ""
+                root.quote = quote if root.quote in (None, quote) else ""
             block = _Block(match["tag"], _attributes(match["attrs"]), current)
             current.children.append(block)
             current = block
@@ -183,7 +218,7 @@ def _named(block: _Block, needle: str) -> tuple[_Block, str] | None:
     return None
 
 
-def _tagged(renders: _Renders) -> BlockFormat | None:
+def _tagged(renders: _Renders) -> tuple[BlockFormat, _Frame] | None:
     found = _frame(renders.answer)
     if found is None:
         return None
@@ -202,8 +237,59 @@ def _tagged(renders: _Renders) -> BlockFormat | None:
         reasoning=reasoning, content=content, turn=turn,
     )  # fmt: skip
     if renders.call is None:
+        return result, frame
+    return _with_calls(result, _tree(renders.call, frame)), frame
+
+
+def _with_types(result: BlockFormat, tree: _Block) -> BlockFormat:
+    """The argument attribute whose value names the value's JSON type (``type="number"``), from the typed call: one
+    every argument block carries, with more than one value."""
+    named = {}
+    for block in tree.walk():
+        if block.tag == result.argument and block.attrs.get(result.key_attribute) in _JSON_TYPES:
+            named[_JSON_TYPES[block.attrs[result.key_attribute]]] = block.attrs
+    if len(named) < len(_JSON_TYPES):
         return result
-    return _with_calls(result, _tree(renders.call, frame))
+    shared = set.intersection(*(set(attrs) for attrs in named.values())) - {result.key_attribute}
+    for attribute in sorted(shared):
+        spelled = {kind: attrs[attribute] for kind, attrs in named.items()}
+        if len(set(spelled.values())) > 1:
+            return replace(result, type_attribute=attribute, type_names=tuple(spelled.items()))
+    return result
+
+
+def _with_json_block(result: BlockFormat, tree: _Block) -> BlockFormat:
+    """The tag of the block inside the call that holds the arguments as JSON, where the template writes arguments
+    given as JSON text so."""
+    named = _named(tree, needles.FUN_FIRST)
+    if named is None:
+        return result
+    for child in named[0].children:
+        if child.tag not in (result.argument, "") and _json_body("".join(child.text)):
+            return replace(result, json_block=child.tag)
+    return result
+
+
+def _with_attributes(result: BlockFormat, trees: list[_Block]) -> BlockFormat:
+    """The attributes the renders write in headers besides the name and key attributes, with the values seen (a
+    number for values that are all digits)."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for tree in trees:
+        for block in tree.walk():
+            for name, value in block.attrs.items():
+                if (block.tag, name) not in (
+                    (result.call, result.name_attribute),
+                    (result.argument, result.key_attribute),
+                ):
+                    values = seen.setdefault((block.tag, name), [])
+                    if value not in values:
+                        values.append(value)
+    attributes = tuple(
+        BlockAttribute(tag, name, ("#",) if all(v.isdigit() for v in values) else tuple(values))
+        for (tag, name), values in seen.items()
+    )
+    quotes = {tree.quote for tree in trees if tree.quote is not None}
+    return replace(result, attributes=attributes, quote=quotes.pop() if len(quotes) == 1 else "")
 
 
 def _with_calls(result: BlockFormat, tree: _Block) -> BlockFormat:
