@@ -184,7 +184,11 @@ class _Tagged:
 class _Addressed:
     def __init__(self, analysis: TemplateAnalysis, request: ParseRequest) -> None:
         self.analysis, self.request, self.blocks = analysis, request, analysis.blocks
-        self.first = p.eps() if block_prefill(self.blocks, request.generation_prompt) else p.literal(self.blocks.open)
+        b = self.blocks
+        self.first = p.eps() if block_prefill(b, request.generation_prompt) else p.literal(b.open.lstrip())
+        if b.reasoning:  # an optional reasoning block first
+            thought = p.literal(b.reasoning + b.header_end) + p.until(b.open.lstrip()) + p.literal(b.open.lstrip())
+            self.first = self.first + p.optional(thought)
 
     def text(self) -> p.Parser:
         """The content recipient's block after its opener: any text up to the next opener."""
@@ -217,12 +221,14 @@ class _Addressed:
 
     def grammar(self) -> GrammarSpec:
         b, request = self.blocks, self.request
+        ends = end_markers(self.analysis)  # the end-of-turn marker the model writes last (optional)
+        end = p.optional(p.choice(*map(p.literal, ends)) + p.space()) if ends else p.eps()
         if request.json_schema is not None:
             body = p.literal(b.content + b.header_end) + p.space() + json_answer(request) + p.space()
-            return whole_grammar(self.first + body)
+            return whole_grammar(self.first + body + end)
         if not request.tools_enabled:
             return GrammarSpec()
-        section = self.section()
+        section = self.section() + end
         opener = p.literal(b.open.lstrip())
         if request.tool_choice == "required":
             return whole_grammar(self.first + p.optional(self.text() + opener) + section)

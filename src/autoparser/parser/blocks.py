@@ -218,9 +218,9 @@ class _Tagged:
             if self.request.tools_enabled and (b.call or b.name_attribute):
                 calls = self.call()
                 starts = [b.open + b.call]
-                if b.section:
-                    calls = p.atomic(self.header(b.section)) + p.space() + calls
-                    starts = [b.header(b.section)]
+                if b.section:  # (models drop the section's header too)
+                    calls = p.choice(p.atomic(self.header(b.section)) + p.space() + calls, calls)
+                    starts.append(b.header(b.section))
             return reasoning_block(self.analysis.reasoning, calls, starts)
         head = p.atomic(self.header(b.reasoning))
         end = p.atomic(self.closer(b.reasoning))
@@ -281,13 +281,16 @@ class _Tagged:
         end = b.closer(b.argument)
         stops = sorted({end, b.open + b.argument, b.closer(b.call) if b.call else b.close_open}, key=len, reverse=True)
 
+        # A closer left out (the next argument, or the call's closer, ended the value): read, and reported.
+        closing = p.choice(p.literal(end), p.peek(p.end()), p.tag(tags.missing(end), p.eps()))
+
         def one(name: p.Parser, kind: str, container: bool) -> p.Parser:
             value = p.tag(kind, p.until_one_of(stops))
             if container:
                 whole = p.tag(kind, p.space() + p.json()) + p.space() + p.peek(p.literal(end))
                 value = p.choice(whole, value)
             head = p.atomic(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
-            return p.tag(tags.TOOL_ARG, head + value + p.optional(p.literal(end)))
+            return p.tag(tags.TOOL_ARG, head + value) + closing
 
         known: list[p.Parser] = []
         props = tool.parameters.get("properties") if tool is not None else None
@@ -318,8 +321,12 @@ class _Addressed:
         body = p.until_one_of(stops)
         open_, end = opener(b), header_end(b)
         items: list[p.Parser] = []
-        if b.reasoning and extracts_reasoning(self.analysis.reasoning, request):
-            items.append(p.atomic(open_ + p.literal(b.reasoning) + end) + p.tag(tags.REASONING, body))
+        if b.reasoning:
+            head = p.atomic(open_ + p.literal(b.reasoning) + end)
+            if request.reasoning_format != "none":
+                items.append(head + p.tag(tags.REASONING, body))
+            else:  # inline: the block, its header included, stays in the content
+                items.append(p.tag(tags.CONTENT, head) + p.tag(tags.CONTENT, body))
         items.append(p.atomic(open_ + p.literal(b.content) + end) + p.tag(tags.CONTENT, body))
         triggers: list[str] = []
         if request.tools_enabled:
@@ -347,8 +354,11 @@ class _Addressed:
         declared = p.choice(*(p.literal(n) + p.peek(end) for n in names))
         other = p.negate(p.literal(b.content) + end) + undeclared.not_declared(request.tools, end)
         other += p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
-        name = p.choice(p.tag(tags.TOOL_NAME, declared), *undeclared.alternative(request, p.tag(tags.TOOL_NAME, other)))
-        head = p.atomic(open_ + name + end)
+        # (another recipient is a call only where JSON follows: `to=mail` with a letter is a block of text)
+        other_head = p.atomic(open_ + p.tag(tags.TOOL_NAME, other) + end + p.peek(p.space() + p.choice("{", "[")))
+        head = p.choice(
+            p.atomic(open_ + p.tag(tags.TOOL_NAME, declared) + end), *undeclared.alternative(request, other_head)
+        )
         call = p.tag(tags.TOOL, head + p.commit() + p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
         return recover_call(call, stops, balanced=JSON)
 

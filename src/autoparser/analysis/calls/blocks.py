@@ -374,7 +374,22 @@ def _addressed(renders: _Renders) -> BlockFormat | None:
     separator = opened[: len(opened) - len(opener)]
     if not opener or _WORD_AT_END.fullmatch(opener) or not ahead.endswith(opener):
         return None
-    return BlockFormat(BlockMode.ADDRESSED, opener, header_end, separator=separator, content=word["word"])
+    content = word["word"]
+    return BlockFormat(
+        BlockMode.ADDRESSED, opener, header_end, separator=separator, content=content,
+        reasoning=_recipient_of(renders.reasoning, needles.THINKING, opener, header_end, content),
+    )  # fmt: skip
+
+
+def _recipient_of(render: str | None, needle: str, opener: str, header_end: str, taken: str) -> str:
+    """The recipient of the addressed block holding ``needle`` in ``render`` ("" if none, or ``taken``)."""
+    if render is None or needle not in render:
+        return ""
+    before = render[: render.index(needle)]
+    word = _WORD_AT_END.search(before[: len(before) - len(header_end)]) if before.endswith(header_end) else None
+    if word is None or word["word"] == taken or not before[: word.start()].endswith(opener):
+        return ""
+    return word["word"]
 
 
 # --- what the marker fields say of the blocks -----------------------------------------------------------------------
@@ -388,6 +403,10 @@ def block_markers(
     report — reads these). ``reasoning`` and ``tools`` are the marker analysis's, kept where the blocks say
     nothing of them."""
     if blocks.mode is BlockMode.ADDRESSED:
+        # A reasoning recipient's block runs to the next header, so that opener ends it.
+        reasoning = ReasoningAnalysis()
+        if blocks.reasoning:
+            reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), blocks.open)
         content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), "")
         calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open)
         return reasoning, content, ToolsAnalysis(calls, FunctionMarkers("", blocks.header_end))
