@@ -133,6 +133,12 @@ def test_inline_reasoning_keeps_its_block_in_the_content() -> None:
     message = params.parse(text)
     assert message.reasoning_content == ""
     assert message.content == "Plan.[BLOCK]/thought[/HEAD]Hi."
+    _streams_to(params, text, message)
+    kimi = _chat(KIMI, reasoning_format="none")
+    text = "<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|>"
+    message = kimi.parse(text)
+    assert message.content == "<|close|>think<|sep|>Hi."
+    _streams_to(kimi, text, message)  # (a header still arriving after the closer is not shown as content)
     addressed = _chat(ADDRESSED, reasoning_format="none").parse(
         "scratchpad<|body|>Plan.\n<|turn|>assistant to=user<|body|>Hi."
     )

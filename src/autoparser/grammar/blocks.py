@@ -23,6 +23,7 @@ import re
 
 from .. import peg as p
 from ..analysis.model import BlockMode, TemplateAnalysis
+from ..analysis.patterns import marker_positions
 from ..parser.blocks import block_prefill, end_markers
 from ..parser.calls.tagged_values import json_types
 from ..parser.request import ParseRequest, ToolSpec
@@ -187,13 +188,20 @@ class _Addressed:
         b = self.blocks
         self.first = p.eps() if block_prefill(b, request.generation_prompt) else p.literal(b.open.lstrip())
         if b.reasoning:  # an optional reasoning block first
-            thought = p.literal(b.reasoning + b.header_end) + p.until(b.open.lstrip()) + p.literal(b.open.lstrip())
+            thought = p.literal(b.reasoning + b.header_end) + self.free_text() + p.literal(b.open.lstrip())
             self.first = self.first + p.optional(thought)
 
     def text(self) -> p.Parser:
         """The content recipient's block after its opener: any text up to the next opener."""
         b = self.blocks
-        return p.literal(b.content + b.header_end) + p.until(b.open.lstrip())
+        return p.literal(b.content + b.header_end) + self.free_text()
+
+    def free_text(self) -> p.Parser:
+        """A block's text: up to the next opener, and without the opener's first token (`<|from|>`), which the
+        parser reports where it starts no header."""
+        start = self.blocks.open.lstrip()
+        token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
+        return p.until(token or start)
 
     def section(self) -> p.Parser:
         b, request = self.blocks, self.request

@@ -199,7 +199,7 @@ class _Tagged:
         items.append(p.atomic(p.choice(*(self.closer(t) + p.negate(p.chars(WORD_CHARS)) for t in known))))
         # A header or closer of another kind, and an opener or closer that starts nothing: content, with a warning.
         items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(self.header(p.chars(WORD_CHARS)), self.closer()))))
-        items.append(p.tag(tags.UNPARSED, p.choice(p.literal(b.open), p.literal(b.close_open))))
+        items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(p.literal(b.open), p.literal(b.close_open)))))
         items += _end_of_turn(self.ends)
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
         parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
@@ -222,10 +222,11 @@ class _Tagged:
                     calls = p.choice(p.atomic(self.header(b.section)) + p.space() + calls, calls)
                     starts.append(b.header(b.section))
             return reasoning_block(self.analysis.reasoning, calls, starts)
-        head = p.atomic(self.header(b.reasoning))
-        end = p.atomic(self.closer(b.reasoning))
-        body = p.until(b.closer(b.reasoning))
-        return p.tag(tags.CONTENT, head) + p.tag(tags.CONTENT, body) + p.optional(p.tag(tags.CONTENT, end))
+        # (each tag inside its atomic: a header or closer still arriving, which may turn out to be another, is not
+        # shown as content)
+        head = p.atomic(p.tag(tags.CONTENT, self.header(b.reasoning)))
+        end = p.atomic(p.tag(tags.CONTENT, self.closer(b.reasoning)))
+        return head + p.tag(tags.CONTENT, p.until(b.closer(b.reasoning))) + p.optional(end)
 
     def content_block(self) -> p.Parser:
         """The answer's block: its body up to its closer, or to any other header or closer (a call in the answer,
@@ -322,11 +323,11 @@ class _Addressed:
         open_, end = opener(b), header_end(b)
         items: list[p.Parser] = []
         if b.reasoning:
-            head = p.atomic(open_ + p.literal(b.reasoning) + end)
+            head = open_ + p.literal(b.reasoning) + end
             if request.reasoning_format != "none":
-                items.append(head + p.tag(tags.REASONING, body))
+                items.append(p.atomic(head) + p.tag(tags.REASONING, body))
             else:  # inline: the block, its header included, stays in the content
-                items.append(p.tag(tags.CONTENT, head) + p.tag(tags.CONTENT, body))
+                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, body))
         items.append(p.atomic(open_ + p.literal(b.content) + end) + p.tag(tags.CONTENT, body))
         triggers: list[str] = []
         if request.tools_enabled:
@@ -336,9 +337,9 @@ class _Addressed:
         # block's text is content; an opener that starts no header too.
         other = open_ + p.chars(undeclared.IDENTIFIER_CHARS) + end
         items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body))
-        items.append(p.tag(tags.UNPARSED, open_))
+        items.append(p.atomic(p.tag(tags.UNPARSED, open_)))
         if token and token != start:
-            items.append(p.space() + p.tag(tags.UNPARSED, p.literal(token)))
+            items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
         items += _end_of_turn(self.ends)
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
         parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
