@@ -33,6 +33,9 @@ _ROUNDTRIP_VERDICTS = {v.key: v for v in hf.roundtrip_verdicts()}
 # Generic templates whose output shape a response template cannot express, and the words of the reason.
 INEXPRESSIBLE = {
     "Apertus-8B-Instruct": "function name is the JSON key",
+    # Headed blocks: a header's value says what a block is (docs/analysis.md, "Headed blocks").
+    "hfjs-meetkai-functionary-medium-v2.2": "headed blocks",
+    "llamacpp-Kimi-K3": "headed blocks",
     # Python calls in a code fence: transformers has no content parser for them.
     "google-ai-edge-LiteRT-LM-Gemma3n": "Python calls with keyword arguments",
     "openbmb-MiniCPM3-4B": "Python calls with keyword arguments",

@@ -14,10 +14,12 @@ import functools
 from .analysis.formats import GENERIC
 from .analysis.model import TemplateAnalysis
 from .formats import dedicated_builder, dedicated_grammar
+from .grammar.blocks import block_grammar
 from .grammar.common import base_spec, extras, format_grammar, with_contribution
 from .grammar.generic import generic_grammar
 from .grammar.spec import GrammarSpec
 from .parser.assemble import GeneratedParser, build_generic_parser
+from .parser.blocks import build_block_parser
 from .parser.request import ParseRequest
 
 __all__ = ["build_grammar", "build_parser"]
@@ -27,6 +29,8 @@ __all__ = ["build_grammar", "build_parser"]
 def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """The parser for ``analysis`` under ``request`` (cached: building costs more than parsing)."""
     builder = dedicated_builder(analysis.format)
+    if builder is None and analysis.blocks.enabled:
+        builder = build_block_parser  # a reply of headed blocks (parser/blocks.py)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
     return dataclasses.replace(built, id_format=analysis.id_format)
 
@@ -36,7 +40,8 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarS
     """The grammar, triggers, preserved tokens and reasoning tags for ``request`` (cached)."""
     base = base_spec(analysis, request)
     if analysis.format == GENERIC:
-        return dataclasses.replace(generic_grammar(analysis, request), **extras(base))
+        generic = block_grammar if analysis.blocks.enabled else generic_grammar  # headed blocks: grammar/blocks.py
+        return dataclasses.replace(generic(analysis, request), **extras(base))
     builder = dedicated_grammar(analysis.format)
     if builder is None:
         return base

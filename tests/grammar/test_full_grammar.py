@@ -38,6 +38,7 @@ TEMPLATE_SPELLINGS = {
     "calls back to back, with text inside the wrapper",
     "Reka-Edge": _ASCII_ESCAPES,
     "meetkai-functionary-medium-v3.2": _ASCII_ESCAPES,
+    "hfjs-meetkai-functionary-medium-v2.2": _ASCII_ESCAPES,
 }
 
 

@@ -79,6 +79,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("inclusionai-ling-3.0-flash", "auto-full"): GBNF_WHITESPACE,
     ("inclusionai-ling-3.0-flash", "required"): GBNF_WHITESPACE,
     ("inclusionai-ling-3.0-flash", "named"): GBNF_WHITESPACE,
+    ("hfjs-meetkai-functionary-medium-v2.2", "auto-lazy"): NO_PREFIX,
     ("meetkai-functionary-medium-v3.2", "auto-lazy"): NO_PREFIX,
     ("openai-gpt-oss-120b", "required"): LONG,
     ("openai-gpt-oss-120b", "named"): LONG,

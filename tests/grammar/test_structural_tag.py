@@ -39,6 +39,8 @@ TAG_SPELLINGS: dict[str, str] = {}
 
 # Tool-calling templates without a tag, and the reason they must give (a substring of it).
 NO_TAG = {
+    "hfjs-meetkai-functionary-medium-v2.2": "pattern",  # a recipient after the prompt: `get\n<|content|>`
+    "llamacpp-Kimi-K3": "not free text",  # the answer is a block of its own before the calls' section
     "meetkai-functionary-medium-v3.2": "pattern",  # a call is a bare recipient line: `get_weather\n{...}`
     "meta-llama-Llama-3.1-8B-Instruct": "pattern",  # bare JSON calls: a regex on `{"name": "<tool>"`
     "meta-llama-Llama-3.2-3B-Instruct": "pattern",

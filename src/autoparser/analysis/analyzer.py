@@ -15,6 +15,7 @@ from collections import OrderedDict
 from ..template.capabilities import probe_capabilities
 from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
+from .calls.blocks import analyze_blocks, block_markers, block_tokens, turn_end
 from .calls.call_ids import analyze_id_format
 from .calls.closers import with_implied_end
 from .calls.instructions import render_instructions
@@ -72,15 +73,20 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     tools = analyze_tools(renderer, reasoning, caps) if caps.supports_tool_calls else ToolsAnalysis()
     draft = Draft(reasoning, content, tools)
     fmt = detect_format(template.source)
+    blocks = analyze_blocks(renderer, caps)
+    if blocks.enabled and fmt == GENERIC:
+        # Headed blocks (analysis/calls/blocks.py): the parser reads the blocks; the marker fields describe them.
+        draft.reasoning, draft.content, draft.tools = block_markers(blocks, draft.reasoning, draft.tools)
+        draft.preserved_override = block_tokens(blocks)
     applied = apply_workarounds(template.source, draft)
     stated: list[str] = []
-    if fmt == GENERIC and prose_can_fill(draft):
+    if fmt == GENERIC and not blocks.enabled and prose_can_fill(draft):
         # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
         texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
         stated = apply_prose(texts, draft)
     draft.tools = dataclasses.replace(draft.tools, format=with_implied_end(draft.tools.format, template.source))
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
-    end_of_turn = analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking)
+    end_of_turn = turn_end(blocks, analyze_end_of_turn(renderer, template.eos_token, template.source, prompts.thinking))
     return TemplateAnalysis(
         template=name,
         format=fmt,
@@ -97,6 +103,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
             renderer, end_of_turn, template.eos_token, template.source, caps.supports_tool_calls
         ),
         id_format=analyze_id_format(renderer) if caps.supports_tool_calls else "openai",
+        blocks=blocks,
     )
 
 

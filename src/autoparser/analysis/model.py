@@ -12,11 +12,14 @@ from enum import Enum
 from typing import Any
 
 from ..template.capabilities import TemplateCapabilities
-from .modes import CallIdPosition, ContentMode, ReasoningMode, ToolFormatMode
+from .modes import BlockMode, CallIdPosition, ContentMode, ReasoningMode, ToolFormatMode
 from .response_template import build_response_template
 
 __all__ = [
     "ArgumentMarkers",
+    "BlockAttribute",
+    "BlockFormat",
+    "BlockMode",
     "CallIdMarkers",
     "CallIdPosition",
     "ContentAnalysis",
@@ -161,6 +164,69 @@ class ToolsAnalysis:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockAttribute:
+    """An attribute the template writes in ``tag`` headers besides the tool's or argument's name: ``index="1"``
+    (``values`` ``("#",)``: any number), ``type="string"`` (the values seen), ``role="assistant"``. A parser reads
+    these silently and reports any other attribute or value."""
+
+    tag: str
+    name: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BlockFormat:
+    """A reply written as headed blocks (:class:`BlockMode`; analysis/calls/blocks.py learns it): what opens a
+    block's header, what ends it, what closes a block, and which header value says what a block holds.
+
+    Header values are tags (TAGGED: ``think``, ``response``, ``tools``, ``call``, ``argument``) or recipients
+    (ADDRESSED: ``all``; a call's recipient is the tool's name, so ``call`` is ``""`` there). A call names its tool
+    in the attribute ``name_attribute`` of its header (``tool="get_weather"``), or, where ``call`` is ``""``, by
+    its header value itself. Its arguments are ``argument`` blocks named by ``key_attribute`` (``key="city"``,
+    the value raw text typed by the tool's schema), or, where ``argument`` is ``""``, the block's body as JSON.
+    ``turn``: the tag of the block the whole turn sits in, which the generation prompt opens (``message``): its
+    closer ends the turn. ``separator``: what the template writes between blocks (``"\\n"``), layout.
+    ``attributes``: the other attributes of headers (:class:`BlockAttribute`); ``quote``: the quote around
+    attribute values (``"``; ``""``: unquoted or mixed); ``type_attribute``: the argument attribute that names the
+    value's JSON type, ``type_names`` how (``(("integer", "number"), ...)``); ``json_block``: the tag of a block
+    inside a call holding its arguments as JSON, as the template writes arguments given as JSON text (``json``;
+    ``""``: it writes them as it writes objects).
+    """
+
+    mode: BlockMode = BlockMode.NONE
+    open: str = ""
+    header_end: str = ""
+    close_open: str = ""
+    close_end: str = ""
+    separator: str = ""
+    reasoning: str = ""
+    content: str = ""
+    section: str = ""
+    call: str = ""
+    name_attribute: str = ""
+    argument: str = ""
+    key_attribute: str = ""
+    turn: str = ""
+    attributes: tuple[BlockAttribute, ...] = ()
+    quote: str = ""
+    json_block: str = ""
+    type_attribute: str = ""
+    type_names: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode is not BlockMode.NONE
+
+    def header(self, tag: str) -> str:
+        """The header of a ``tag`` block without attributes (``<|open|>think<|sep|>``)."""
+        return self.open + tag + self.header_end
+
+    def closer(self, tag: str) -> str:
+        """The closer of a ``tag`` block (``<|close|>think<|sep|>``; ``""`` where blocks have none)."""
+        return self.close_open + tag + self.close_end if self.close_open else ""
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationPrompts:
     """What the template appends for the assistant's turn, with thinking enabled and disabled."""
 
@@ -197,6 +263,9 @@ class TemplateAnalysis:
     # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
     # "alnum9" (Mistral's templates accept nothing else; see analysis/calls/call_ids.py).
     id_format: str = "openai"
+    # The reply as headed blocks, where the template writes it so (analysis/calls/blocks.py): then the parser and
+    # grammar are built from this, and the marker fields above describe the same blocks as far as markers can.
+    blocks: BlockFormat = field(default_factory=BlockFormat)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["CallIdPosition", "ContentMode", "ReasoningMode", "ToolFormatMode"]
+__all__ = ["BlockMode", "CallIdPosition", "ContentMode", "ReasoningMode", "ToolFormatMode"]
 
 
 class ReasoningMode(Enum):
@@ -60,3 +60,18 @@ class CallIdPosition(Enum):
     PRE_FUNC_NAME = "PRE_FUNC_NAME"
     BETWEEN_FUNC_AND_ARGS = "BETWEEN_FUNC_AND_ARGS"
     POST_ARGS = "POST_ARGS"
+
+
+class BlockMode(Enum):
+    """How a reply written as headed blocks (a header value, not a marker, says what a block is) spells them.
+
+    NONE: it is not. TAGGED: each block is ``open TAG [attributes] header_end … close_open TAG close_end``
+    (``<|open|>think<|sep|>…<|close|>think<|sep|>``); the tag says what the block is, attributes name a call's tool
+    and an argument. ADDRESSED: each block is ``open RECIPIENT header_end …`` and runs to the next header
+    (``<|from|>assistant\n<|recipient|>get_weather\n<|content|>{…}``); one recipient means the user (content),
+    any other is a tool the block calls.
+    """
+
+    NONE = "NONE"
+    TAGGED = "TAGGED"
+    ADDRESSED = "ADDRESSED"

@@ -80,6 +80,12 @@ def build_response_template(analysis: TemplateAnalysis) -> dict[str, Any]:
             f"template {analysis.template!r} uses the dedicated output format {analysis.format!r}, which a "
             f"response template cannot express: {why}"
         )
+    if analysis.blocks.enabled:
+        raise ResponseTemplateError(
+            f"template {analysis.template!r} writes its reply as headed blocks ({analysis.blocks.mode.value}), which "
+            "a response template cannot express: a header's value (a tag or recipient), not a marker, says what a "
+            "block is, and its attributes name the tool and the arguments"
+        )
     fields: dict[str, dict[str, Any]] = {}
     reasoning = _reasoning_field(analysis.reasoning)
     if reasoning is not None:

@@ -224,6 +224,7 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
         "after the last answer without calls: see reasoning+call)",
     },
     "ollama-cogito-3b": {REASONING: _COGITO},
+    "hfjs-meetkai-functionary-medium-v2.2": {REASONING: _NO_REASONING},
 }
 
 FAILS: dict[str, dict[str, str]] = {

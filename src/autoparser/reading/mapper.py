@@ -278,6 +278,7 @@ def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
         elif tag == tags.TOOL_ARG:
             reading.tagged.append(child)
             reading.committed = reading.committed or any(c.tag == tags.COMMIT for c in _children(child))
+            reading.stray += [c for c in _children(child) if c.tag == tags.STRAY]  # (an argument header's: blocks)
         elif tag == tags.TOOL_UNKNOWN:
             reading.unknown.append(child)
         elif tag == tags.COMMIT:

@@ -61,14 +61,20 @@ def _tool_call(call_id: str, arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "tool1", "arguments": arguments}}
 
 
-def _tool_conversation(calls: list[dict[str, Any]], reasoning: bool = False) -> list[dict[str, Any]]:
+def _tool_conversation(
+    calls: list[dict[str, Any]], reasoning: bool = False, named: bool = False
+) -> list[dict[str, Any]]:
+    """A call, its result and an answer. ``reasoning``: the calling turn reasons first; ``named``: the result
+    carries the tool's ``name`` too (Functionary v2's template writes ``'<|from|>' + message['name']`` and raises
+    without it)."""
     turn: dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": calls}
     if reasoning:
         turn["reasoning_content"] = "Reasoning"
+    result = {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]}
     return [
         _USER,
         turn,
-        {"role": "tool", "content": "Tool response", "tool_call_id": calls[0]["id"]},
+        result | {"name": "tool1"} if named else result,
         {"role": "assistant", "content": "The tool response was 'tool response'"},
         _USER,
     ]
@@ -105,16 +111,21 @@ def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
 
     A turn with calls is tried without reasoning, then with it: some templates render calls only after the
     reasoning a model always writes first (Command A Reasoning raises on a call turn with neither reasoning nor
-    text)."""
+    text); and a template that raises on the probe's tool result is tried with the tool's name in the result
+    (Functionary v2 writes it)."""
     flags = {"supports_object_arguments": False}
-    for reasoning in (False, True):
-        arguments: Any = {"arg": "value"}
-        log = _tracked(renderer, _tool_conversation([_tool_call("call00001", arguments)], reasoning), _PROBE_TOOLS)
+    log: AccessLog | None = None
+    arguments: Any = None
+    reasoning = named = False
+    for reasoning, named in ((False, False), (True, False), (False, True), (True, True)):
+        arguments = {"arg": "value"}
+        conversation = _tool_conversation([_tool_call("call00001", arguments)], reasoning, named)
+        log = _tracked(renderer, conversation, _PROBE_TOOLS)
         if log is not None and log.used("messages[1].tool_calls[0].function.arguments.arg"):
             flags["supports_object_arguments"] = True
         else:
             arguments = '{"arg": "value"}'
-            conversation = _tool_conversation([_tool_call("call00001", arguments)], reasoning)
+            conversation = _tool_conversation([_tool_call("call00001", arguments)], reasoning, named)
             string_log = _tracked(renderer, conversation, _PROBE_TOOLS)
             log = string_log if string_log is not None else log
         if log is not None:
@@ -126,6 +137,6 @@ def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
     if not flags["supports_tool_calls"]:
         return flags | {"supports_parallel_tool_calls": False}
     calls = [_tool_call("call00001", arguments), _tool_call("call00002", arguments)]
-    parallel = _tracked(renderer, _tool_conversation(calls, reasoning), _PROBE_TOOLS)
+    parallel = _tracked(renderer, _tool_conversation(calls, reasoning, named), _PROBE_TOOLS)
     flags["supports_parallel_tool_calls"] = parallel is not None and parallel.used("messages[1].tool_calls[1].function")
     return flags

@@ -1,0 +1,115 @@
+"""Headed blocks (analysis/calls/blocks.py): a reply whose blocks a header *value* names, learned from the renders.
+
+Two real templates (Kimi K3's tagged blocks, Functionary v2.2's addressed ones), Functionary v3.2's ``>>>`` (its
+parser stays the dedicated format, but the analysis learns the same idea), and two synthetic templates that spell
+the ideas with other tokens, tags, attribute names, quotes and switches (tests/data/templates/blocks-*.jinja). No
+other bundled template may be read as blocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoparser import ChatTemplate, bundled_templates
+from autoparser.analysis.model import BlockAttribute, BlockMode, ContentMode, ReasoningMode, ToolFormatMode
+
+TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
+TAGGED = str(TEMPLATES / "blocks-tagged.jinja")
+ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
+BLOCK_TEMPLATES = {"llamacpp-Kimi-K3", "hfjs-meetkai-functionary-medium-v2.2", "meetkai-functionary-medium-v3.2"}
+
+
+def _load(template: str) -> ChatTemplate:
+    return ChatTemplate.from_file(template) if template.endswith(".jinja") else ChatTemplate.load(template)
+
+
+@pytest.mark.parametrize(
+    ("template", "frame", "roles", "attributes"),
+    [
+        (
+            "llamacpp-Kimi-K3",
+            ("<|open|>", "<|sep|>", "<|close|>", "<|sep|>", '"'),
+            ("think", "response", "tools", "call", "tool", "argument", "key", "message", "json"),
+            (BlockAttribute("call", "index", ("#",)), BlockAttribute("message", "role", ("assistant",))),
+        ),
+        (
+            TAGGED,
+            ("[BLOCK]", "[/HEAD]", "[BLOCK]/", "[/HEAD]", "'"),
+            ("thought", "answer", "actions", "invoke", "name", "param", "name", "turn", "payload"),
+            (BlockAttribute("invoke", "n", ("#",)), BlockAttribute("turn", "who", ("model",))),
+        ),
+    ],
+)
+def test_tagged_blocks(template: str, frame: tuple[str, ...], roles: tuple[str, ...], attributes: tuple) -> None:
+    blocks = _load(template).analysis.blocks
+    assert blocks.mode is BlockMode.TAGGED
+    assert (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end, blocks.quote) == frame
+    found = (
+        blocks.reasoning, blocks.content, blocks.section, blocks.call, blocks.name_attribute, blocks.argument,
+        blocks.key_attribute, blocks.turn, blocks.json_block,
+    )  # fmt: skip
+    assert found == roles
+    assert set(attributes) <= set(blocks.attributes)
+
+
+@pytest.mark.parametrize(
+    ("template", "spelled"),
+    [
+        ("llamacpp-Kimi-K3", ("string", "number", "number", "boolean", "null", "array", "object")),
+        (TAGGED, ("text", "int", "float", "bool", "none", "list", "map")),
+    ],
+)
+def test_the_argument_type_attribute_and_its_spellings(template: str, spelled: tuple[str, ...]) -> None:
+    blocks = _load(template).analysis.blocks
+    assert blocks.type_attribute in ("type", "kind")
+    kinds = ("string", "integer", "number", "boolean", "null", "array", "object")
+    assert dict(blocks.type_names) == dict(zip(kinds, spelled, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("template", "opener", "header_end", "separator", "content", "reasoning"),
+    [
+        ("hfjs-meetkai-functionary-medium-v2.2", "<|from|>assistant\n<|recipient|>", "\n<|content|>", "\n", "all", ""),
+        ("meetkai-functionary-medium-v3.2", ">>>", "\n", "", "all", ""),
+        (ADDRESSED, "<|turn|>assistant to=", "<|body|>", "\n", "user", "scratchpad"),
+    ],
+)
+def test_addressed_blocks(
+    template: str, opener: str, header_end: str, separator: str, content: str, reasoning: str
+) -> None:
+    blocks = _load(template).analysis.blocks
+    assert blocks.mode is BlockMode.ADDRESSED
+    assert (blocks.open, blocks.header_end, blocks.separator) == (opener, header_end, separator)
+    assert (blocks.content, blocks.reasoning, blocks.call, blocks.argument) == (content, reasoning, "", "")
+
+
+def test_the_marker_fields_describe_the_blocks() -> None:
+    """Where markers can say it (the grammar's reasoning tags, the prefill, the report), they say the blocks'."""
+    analysis = ChatTemplate.load("llamacpp-Kimi-K3").analysis
+    assert analysis.reasoning.mode is ReasoningMode.FORCED_OPEN
+    assert (analysis.reasoning.start, analysis.reasoning.end) == ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
+    assert analysis.content.mode is ContentMode.ALWAYS_WRAPPED
+    assert (analysis.content.start, analysis.content.end) == ("<|open|>response<|sep|>", "<|close|>response<|sep|>")
+    assert analysis.tools.format.mode is ToolFormatMode.TAG_WITH_TAGGED
+    assert analysis.tools.format.section_start == "<|open|>tools<|sep|>"
+    assert analysis.preserved_tokens == ("<|open|>", "<|sep|>", "<|close|>")
+    # The answer's closer is the answer block's, not the turn's end: a turn with calls ends without it.
+    assert analysis.end_of_turn == ("<|close|>message<|sep|><|end_of_msg|>",)
+    addressed = ChatTemplate.from_file(ADDRESSED).analysis
+    assert (addressed.reasoning.start, addressed.reasoning.end) == (
+        "<|turn|>assistant to=scratchpad<|body|>",
+        "<|turn|>assistant to=",
+    )
+
+
+def test_functionary_v2_renders_calls_once_the_result_names_its_tool() -> None:
+    """Its template writes ``'<|from|>' + message['name']`` for a tool result: the capability probe retries with it."""
+    caps = ChatTemplate.load("hfjs-meetkai-functionary-medium-v2.2").analysis.capabilities
+    assert caps.supports_tool_calls and caps.supports_parallel_tool_calls and not caps.supports_object_arguments
+
+
+def test_no_other_bundled_template_is_read_as_blocks() -> None:
+    found = {name for name in bundled_templates() if ChatTemplate.load(name).analysis.blocks.enabled}
+    assert found == BLOCK_TEMPLATES

@@ -1,0 +1,100 @@
+"""The grammar of headed blocks (grammar/blocks.py) on the synthetic templates (tests/data/templates/blocks-*.jinja):
+it accepts what each template writes (and the parser reads back as written), and rejects calls the request does not
+allow. The real templates (Kimi K3, Functionary v2.2) are in the bundled-template grammar tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoparser import ChatParams, ChatTemplate
+
+from ..support.grammar_check import full_verdicts, verdicts
+from ..support.helpers import WEATHER_TOOL, function_tool
+
+TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
+TAGGED = str(TEMPLATES / "blocks-tagged.jinja")
+ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
+USER = [{"role": "user", "content": "What is the weather?"}]
+TOOLS = [WEATHER_TOOL, function_tool("ping")]
+
+
+def _chat(template: str, **kwargs: Any) -> ChatParams:
+    kwargs.setdefault("enable_thinking", True)
+    return ChatTemplate.from_file(template).apply(USER, tools=TOOLS, **kwargs)
+
+
+def _turn(template: str, message: dict[str, Any], **kwargs: Any) -> str:
+    kwargs.setdefault("enable_thinking", True)
+    tmpl = ChatTemplate.from_file(template)
+    prompt = tmpl.apply(USER, tools=TOOLS, **kwargs).prompt
+    full = tmpl.apply([*USER, message], tools=TOOLS, add_generation_prompt=False, **kwargs).prompt
+    return full[len(prompt) :]
+
+
+def _call(name: str, arguments: dict[str, Any], content: str = "", reasoning: str = "") -> dict[str, Any]:
+    call = {"id": "call00001", "type": "function", "function": {"name": name, "arguments": arguments}}
+    message: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": [call]}
+    return message | ({"reasoning_content": reasoning} if reasoning else {})
+
+
+GOOD = {"city": "Paris", "days": 2}
+
+
+@pytest.mark.parametrize("template", [TAGGED, ADDRESSED])
+@pytest.mark.parametrize(
+    "message",
+    [
+        _call("get_weather", GOOD),
+        _call("get_weather", GOOD, "Let me check.", "The user wants Paris."),
+        _call("ping", {}),
+        {"role": "assistant", "content": "It is sunny.", "reasoning_content": "Easy."},
+        {"role": "assistant", "content": "It is sunny."},
+    ],
+)
+def test_the_whole_output_grammar_accepts_what_the_template_writes(template: str, message: dict[str, Any]) -> None:
+    chat = _chat(template, parallel_tool_calls=False)
+    text = _turn(template, message)
+    assert all(full_verdicts(chat, text).values()), (text, full_verdicts(chat, text))
+    parsed = chat.parse(text)
+    assert not parsed.warnings and len(parsed.tool_calls) == len(message.get("tool_calls") or [])
+    if message.get("tool_calls"):
+        assert all(verdicts(chat, text).values()), verdicts(chat, text)  # the lazy grammar, from its trigger
+
+
+@pytest.mark.parametrize("template", [TAGGED, ADDRESSED])
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("launch_rocket", GOOD),  # not a tool of the request
+        ("get_weather", {"city": "Paris"}),  # a required argument left out
+        ("get_weather", {"city": "Paris", "days": "two"}),  # the wrong type
+        ("get_weather", {"city": "Berlin", "days": 2}),  # not in the enum
+    ],
+)
+def test_invalid_calls_are_rejected(template: str, name: str, arguments: dict[str, Any]) -> None:
+    chat = _chat(template, tool_choice="required", parallel_tool_calls=False)
+    text = _turn(template, _call(name, arguments))
+    assert not any(verdicts(chat, text).values()), (text, verdicts(chat, text))
+    good = _turn(template, _call("get_weather", GOOD))
+    assert all(verdicts(chat, good).values()), (good, verdicts(chat, good))
+
+
+def test_the_tagged_grammar_spells_the_type_attribute_by_the_schema() -> None:
+    """``kind='int'`` for an integer parameter, as the template writes it; ``kind='text'`` there is rejected."""
+    chat = _chat(TAGGED, tool_choice="required", parallel_tool_calls=False)
+    good = _turn(TAGGED, _call("get_weather", GOOD))
+    assert "kind='int'" in good
+    assert all(verdicts(chat, good).values())
+    assert not any(verdicts(chat, good.replace("kind='int'", "kind='text'")).values())
+
+
+def test_json_schema_answers_sit_in_the_answer_block() -> None:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    chat = ChatTemplate.from_file(TAGGED).apply(USER, json_schema=schema, enable_thinking=False)
+    assert all(full_verdicts(chat, '{"ok": true}[BLOCK]/answer[/HEAD]').values())
+    assert not any(full_verdicts(chat, '{"ok": 1}').values())
+    addressed = ChatTemplate.from_file(ADDRESSED).apply(USER, json_schema=schema)
+    assert all(full_verdicts(addressed, 'user<|body|>{"ok": false}').values())
