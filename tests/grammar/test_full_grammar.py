@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
+from autoparser.check import known
 from autoparser.parser.reasoning import prefill
 
 from ..support.grammar_check import full_verdicts
@@ -19,27 +20,11 @@ from ..support.outputs import chat as output_chat
 from ..support.outputs import outputs
 from .test_grammar_negative import TEMPLATES, TOOLS, USER, _render_call
 
-_ASCII_ESCAPES = (
-    "the template writes non-ASCII text as \\u escapes (tojson's ensure_ascii); grammars, as llguidance's %json, "
-    "ask for the characters themselves"
-)
-# Outputs the template itself writes that its grammar (lazy and whole-output alike) does not describe. Each is a
-# gap between what the template renders and what a constrained model is steered to write, not between the grammar
-# and the parser (tests/grammar/test_grammar_agreement.py checks that direction).
-TEMPLATE_SPELLINGS = {
-    "ByteDance-Seed-OSS": "the template prints booleans and null the Python way (True, None); the grammar asks JSON",
-    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "Python True/None printed into XML parameters; the grammar asks JSON",
-    "Qwen3-Coder": "Python True/None printed into XML parameters; the grammar asks JSON",
-    "Qwen3.5-4B": "Python True/None printed into XML parameters; the grammar asks JSON",
-    "StepFun3.5-Flash": "Python True/None printed into XML parameters; the grammar asks JSON",
-    "stepfun-ai-Step-3.5-Flash": "Python True/None printed into XML parameters; the grammar asks JSON",
-    "google-ai-edge-LiteRT-LM-Gemma3n": "a bare (unquoted) string value with a line break in it",
-    "meta-llama-Llama-4-Scout-17B-16E-Instruct": "the template writes <|python_start|><|python_end|> and then the "
-    "calls back to back, with text inside the wrapper",
-    "Reka-Edge": _ASCII_ESCAPES,
-    "meetkai-functionary-medium-v3.2": _ASCII_ESCAPES,
-    "hfjs-meetkai-functionary-medium-v2.2": _ASCII_ESCAPES,
-}
+# Outputs the template itself writes that its grammar (lazy and whole-output alike) does not describe: the
+# documented spellings of autoparser.check.known.GRAMMAR. Each is a gap between what the template renders and what a
+# constrained model is steered to write, not between the grammar and the parser (tests/grammar/test_grammar_agreement.py
+# checks that direction).
+TEMPLATE_SPELLINGS = {name: entries[known.ALL] for name, entries in known.GRAMMAR.items()}
 
 
 def _full_templates() -> list[Any]:

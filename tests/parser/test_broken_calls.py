@@ -92,16 +92,21 @@ def test_a_call_cut_off_inside_a_value_is_closed_and_cut_off(name: str) -> None:
     params = _chat(name)
     cut = call[: call.index(PAYLOAD) + 4]
     message = params.parse(cut)
-    found = [(c.name, c.arguments, c.status) for c in message.tool_calls]
+    found = [(c.name, _compact(c.arguments), c.status) for c in message.tool_calls]
     assert found == [("get_weather", '{"city": "Zanz"}', "cut_off")]
     assert message.warnings
     assert same_message(stream_char_by_char(params, cut), message)
 
 
+def _compact(arguments: str) -> str:
+    """The arguments in one spelling (a template that indents its JSON, such as Granite's, gets them indented)."""
+    return json.dumps(json.loads(arguments), ensure_ascii=False)
+
+
 @pytest.mark.parametrize("name", CALL_TEMPLATES)
 def test_a_complete_call_is_complete(name: str) -> None:
     message = _chat(name).parse(_rendered(name, {"city": PAYLOAD}))
-    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "complete")]
+    assert [(_compact(c.arguments), c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "complete")]
 
 
 @pytest.mark.parametrize("name", CALL_TEMPLATES)
@@ -174,7 +179,7 @@ def test_a_repeated_argument_keeps_the_first_with_a_warning(name: str) -> None:
     text = _rendered(name, {"city": PAYLOAD, "zzdup": "Timbuktu"}).replace("zzdup", "city")
     params = _chat(name)
     message = params.parse(text)
-    assert [(c.arguments, c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "repaired")]
+    assert [(_compact(c.arguments), c.status) for c in message.tool_calls] == [('{"city": "Zanzibar"}', "repaired")]
     assert any("Timbuktu" in w.message for w in message.warnings)
     assert argument_failures(message) == []
     assert same_message(stream_char_by_char(params, text), message)

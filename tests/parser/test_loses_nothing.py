@@ -105,10 +105,11 @@ def test_unknown_tool_becomes_content_with_a_warning(name: str, call: str) -> No
 def test_broken_argument_syntax_keeps_the_text(name: str, call: str) -> None:
     # Damage the syntax right after the value: a JSON string that closes into stray braces, a tagged value whose
     # end tag is misspelt (MiniMax-M3 names the element after the argument), a Gemma string that never closes, a
-    # bare pythonic value whose call never closes.
+    # bare pythonic value whose call never closes, a headed block's closer misspelt (Kimi-K3's <|close|>argument).
     damages = [
         (re.escape(PAYLOAD) + '"', PAYLOAD + "}}{"),
         (r"</[^>]*(?:param|arg_value|city)[^>]*>", "</broken>"),
+        (re.escape(PAYLOAD) + r"(<\|close\|>)argument", PAYLOAD + r"\1broken"),
         (re.escape(PAYLOAD + '<|"|>'), PAYLOAD),
         (re.escape(PAYLOAD) + r"\)", PAYLOAD + "("),
     ]

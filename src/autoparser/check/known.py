@@ -255,10 +255,9 @@ GRAMMAR: dict[str, dict[str, str]] = {
     "StepFun3.5-Flash": {ALL: _PYTHON_VALUES},
     "stepfun-ai-Step-3.5-Flash": {ALL: _PYTHON_VALUES},
     "google-ai-edge-LiteRT-LM-Gemma3n": {ALL: "a bare (unquoted) string value with a line break in it"},
-    "meta-llama-Llama-4-Scout-17B-16E-Instruct": {
-        ALL: "the template writes <|python_start|><|python_end|> and then the calls back to back, with text inside "
-        "the wrapper",
-    },
     "Reka-Edge": {ALL: _ASCII_ESCAPES},
     "meetkai-functionary-medium-v3.2": {ALL: _ASCII_ESCAPES},
+    "hfjs-meetkai-functionary-medium-v2.2": {ALL: _ASCII_ESCAPES},
+    "ollama-r1-1776-671b": {ALL: _ASCII_ESCAPES},
+    "ollama-testdata-nemotron3nano": {ALL: _PYTHON_VALUES},
 }
