@@ -598,8 +598,12 @@ def _built_from_markers(tmpl: ChatTemplate, reasoning: str) -> _Turn | None:
     ):
         content = analysis.content.start + CONTENT + analysis.content.end
     used = [analysis.content.start, analysis.content.end] if content != CONTENT else []
+    try:
+        generation_prompt = chat(tmpl.name).generation_prompt
+    except TemplateError:  # (a template that needs variables of its own to render a prompt: ShieldGemma)
+        return None
     if not reasoning:
-        if prefill(chat(tmpl.name).generation_prompt, analysis.reasoning) != "":
+        if prefill(generation_prompt, analysis.reasoning) != "":
             return None
     else:
         if not analysis.reasoning.end.strip():
@@ -609,7 +613,7 @@ def _built_from_markers(tmpl: ChatTemplate, reasoning: str) -> _Turn | None:
         return None
     if not reasoning:
         return _Turn(content, "")
-    opened = bool(prefill(chat(tmpl.name).generation_prompt, analysis.reasoning))
+    opened = bool(prefill(generation_prompt, analysis.reasoning))
     head = "" if opened else analysis.reasoning.start
     return _Turn(head + reasoning + analysis.reasoning.end + content, reasoning)
 

@@ -63,7 +63,8 @@ class ToolFormat:
     ``tools_array_wrapped``: the calls are in a ``[...]`` list (JSON arrays, and pythonic lists; pythonic calls
     without it come one per line). ``implied_end``: the closer the template never writes after its calls but its own
     pairs imply (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/calls/closers.py): optional
-    markup."""
+    markup. ``stated_word``: a marker word the template's instructions prescribe before the calls (``callfn[{…}]``)
+    although its renders of history write the calls without it (analysis/calls/prose.py): optional markup too."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -79,6 +80,7 @@ class ToolFormat:
     gen_id_field: str = ""
     parameter_order: tuple[str, ...] = ()
     implied_end: str = ""
+    stated_word: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +125,16 @@ class PythonicValues:
     ``quote``: the quote around strings (``"`` or ``'``), or ``""`` when the template writes them bare
     (``city=Paris``: Gemma 3n concatenates the values). ``keywords``: ``"python"`` (``True``/``False``/``None``),
     ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), or ``""`` when the template renders
-    no boolean (it refuses non-string values). Parsers accept every spelling; grammars follow these.
+    no boolean (it refuses non-string values). ``raw_strings``: the template puts the quotes around a string without
+    escaping anything in it (LFM2.5-VL: ``title="Q3 "sync" review"``), so a quote inside a string is the string's
+    own. ``separator``: what the template writes between two keyword arguments (``", "``; ``" "`` where it writes
+    ``f(a=1 b=2)``). Parsers accept every spelling; grammars follow these.
     """
 
     quote: str = '"'
     keywords: str = ""
+    raw_strings: bool = False
+    separator: str = ", "
 
 
 @dataclass(frozen=True, slots=True)

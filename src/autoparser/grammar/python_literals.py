@@ -77,6 +77,25 @@ def _sep() -> p.Parser:
     return p.space() + "," + p.space()
 
 
+def _spaces() -> p.Parser:
+    """The separator of keyword arguments a template writes without commas (``f(a=1 b=2)``)."""
+    return p.chars("[ \t]", 1)
+
+
+def _raw_string(quote: str) -> p.Parser:
+    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``): a quote inside it is followed
+    by something other than what ends an argument (``,``, ``)``, the space before the next one); nothing is escaped."""
+    inner = quote + p.chars("[ \t]", 0) + p.chars(f"[^,) \t\n{quote}]", 1, 1)
+    return quote + p.zero_or_more(p.choice(p.chars(f"[^{quote}]", 1), inner)) + quote
+
+
+def _text_limits(schema: Any) -> bool:
+    """Whether a string schema says more than "a string" (values, a pattern, a format, lengths)."""
+    return isinstance(schema, dict) and any(
+        key in schema for key in ("enum", "const", "pattern", "format", "minLength", "maxLength")
+    )
+
+
 def _sequence_of(item: p.Parser, lo: int, hi: int | None) -> p.Parser:
     """``lo``..``hi`` comma-separated ``item``s (``hi`` None: unbounded)."""
     if hi == 0:
@@ -101,11 +120,19 @@ class PythonLiteralGrammar:
         *,
         keywords: str = "python",
         bare: bool = False,
+        raw: str = "",
+        spaced: bool = False,
     ) -> None:
         self._root = root
         self._keywords = keywords  # "python", "json" or "both"
         self._flavor = "python" if keywords == "python" else "pythonic"
         self._bare = bare  # top-level string arguments are written unquoted (Gemma 3n)
+        self._raw = raw  # the quote of top-level strings written without escapes (LFM2.5-VL), or ""
+        self._spaced = spaced  # keyword arguments are separated by whitespace, not commas (`f(a=1 b=2)`)
+        # Inside a list or a dict, keywords may take either spelling: templates that print arguments with str() often
+        # print dicts with tojson (LFM2.5-VL: `metric=True, options={"on": true}`), and the analysis probes only a
+        # top-level boolean.
+        self._depth = 0
         self._taken = set() if taken is None else taken
         self._name = self.unique(name)
         self._refs: dict[str, str] = {}  # local $ref target -> its rule's name (the rule exists or is being built)
@@ -145,7 +172,7 @@ class PythonLiteralGrammar:
             return None
         identifier = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
         extra_kv = None if extra is None else identifier + p.space() + "=" + p.space() + extra
-        return self._comma_list(members, extra_kv, self._name)
+        return self._comma_list(members, extra_kv, self._name, _spaces if self._spaced else _sep)
 
     def value(self, schema: Any, name: str) -> p.Parser:
         """A Python literal valid under ``schema``; ``name`` names its rules."""
@@ -195,15 +222,30 @@ class PythonLiteralGrammar:
 
     # ------------------------------------------------------------------------------------------------- internals
     def _any(self) -> p.Parser:
-        """Any literal in this grammar's spelling."""
-        return p.json(self._flavor)
+        """Any literal in this grammar's spelling (either spelling inside a container)."""
+        return p.json(self._container_flavor if self._depth else self._flavor)
+
+    @property
+    def _container_flavor(self) -> str:
+        """The flavor of a list or dict: Python's literals with either keyword spelling."""
+        return "pythonic"
+
+    def _nested(self, build: Callable[[], p.Parser]) -> p.Parser:
+        """``build()`` with the values it builds inside a list or dict."""
+        self._depth += 1
+        try:
+            return build()
+        finally:
+            self._depth -= 1
 
     def _keyword_literal(self, word: str) -> p.Parser:
-        """``True``/``False``/``None`` in the spelling the template uses."""
+        """``True``/``False``/``None`` in the spelling the template uses (either one inside a container, unless the
+        template writes JSON's)."""
         json_word = _JSON_KEYWORDS[word]
-        if self._keywords == "json":
+        keywords = "both" if self._depth and self._keywords == "python" else self._keywords
+        if keywords == "json":
             return p.literal(json_word)
-        if self._keywords == "both":
+        if keywords == "both":
             return p.choice(word, json_word)
         return p.literal(word)
 
@@ -237,19 +279,22 @@ class PythonLiteralGrammar:
         if kind == "string":
             return self._string(schema, name)
         if kind == "array":
-            return self._array(schema, name)
+            return self._nested(lambda: self._array(schema, name))
         if kind == "object":
-            if (
-                "properties" not in schema
-                and not schema.get("required")
-                and schema.get("additionalProperties", True) in (True, {})
-            ):
-                return p.json_object(self._flavor)  # any dict
-            members, extra = self._members(schema, name, key=self._dict_key)
-            extra_kv = None if extra is None else p.json_string(self._flavor) + p.space() + ":" + p.space() + extra
-            body = self._comma_list(members, extra_kv, name)
-            return "{" + p.space() + body + p.space() + "}"
+            return self._nested(lambda: self._object(schema, name))
         return self._any()
+
+    def _object(self, schema: dict[str, Any], name: str) -> p.Parser:
+        if (
+            "properties" not in schema
+            and not schema.get("required")
+            and schema.get("additionalProperties", True) in (True, {})
+        ):
+            return p.json_object(self._container_flavor)  # any dict
+        members, extra = self._members(schema, name, key=self._dict_key)
+        extra_kv = None if extra is None else p.json_string(self._flavor) + p.space() + ":" + p.space() + extra
+        body = self._comma_list(members, extra_kv, name)
+        return "{" + p.space() + body + p.space() + "}"
 
     def _types(self, schema: dict[str, Any]) -> list[str]:
         declared = schema.get("type")
@@ -277,10 +322,10 @@ class PythonLiteralGrammar:
     def _array(self, schema: dict[str, Any], name: str) -> p.Parser:
         items = schema.get("items", True)
         if "prefixItems" in schema or isinstance(items, list) or items is False:
-            return p.json_array(self._flavor)  # tuples: not worth a grammar of their own
+            return p.json_array(self._container_flavor)  # tuples: not worth a grammar of their own
         lo, hi = _count(schema, "minItems") or 0, _count(schema, "maxItems")
         if items in (True, {}) and lo == 0 and hi is None:
-            return p.json_array(self._flavor)
+            return p.json_array(self._container_flavor)
         item = self._rule(f"{name}-item", lambda rule: self.value(items, rule))
         return "[" + p.space() + _sequence_of(item, lo, hi) + p.space() + "]"
 
@@ -311,17 +356,23 @@ class PythonLiteralGrammar:
             members.append((key(prop) + value, prop in required))
         return members, extra
 
-    def _comma_list(self, members: list[tuple[p.Parser, bool]], extra: p.Parser | None, name: str) -> p.Parser:
+    def _comma_list(
+        self,
+        members: list[tuple[p.Parser, bool]],
+        extra: p.Parser | None,
+        name: str,
+        sep: Callable[[], p.Parser] = _sep,
+    ) -> p.Parser:
         """Members in order, required ones present, optional ones skippable, then any number of ``extra`` ones,
-        separated by commas: a member is preceded by ``,`` exactly when something came before it."""
+        separated by commas (or by ``sep()``): a member is preceded by ``,`` exactly when something came before it."""
         chained = sum(not required for _, required in members) > _INLINE_OPTIONAL
         tails: dict[int, p.Parser] = {}
 
         def after(i: int) -> p.Parser:  # members from i on, something already written
             if i == len(members):
-                return p.zero_or_more(_sep() + extra) if extra is not None else p.eps()
+                return p.zero_or_more(sep() + extra) if extra is not None else p.eps()
             member, required = members[i]
-            head = _sep() + member if required else p.optional(_sep() + member)
+            head = sep() + member if required else p.optional(sep() + member)
             return head + after_ref(i + 1)
 
         def after_ref(i: int) -> p.Parser:
@@ -347,6 +398,8 @@ class PythonLiteralGrammar:
     def _member_value(self, schema: Any, name: str, top: bool) -> p.Parser:
         value = self.value(schema, name)
         bare = self._bare_string(schema, f"{name}-bare") if top and self._bare else None
+        if top and self._raw and bare is None and accepts_string(schema) and not _text_limits(schema):
+            bare = _raw_string(self._raw)
         return value if bare is None else p.choice(value, bare)
 
     def _ref(self, schema: dict[str, Any], name: str) -> p.Parser:

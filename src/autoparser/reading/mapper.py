@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall
 from ..parser import tags
 from ..parser.calls.repairs import RepairedArguments
-from ..parser.calls.tagged_values import decode_cut_value, decode_value, is_value_tag
+from ..parser.calls.tagged_values import decode_cut_value, decode_value, is_value_tag, misfit
 from ..peg import AstNode, ParseResult
 from .json_args import JsonArguments, JsonView, read_json_arguments
 
@@ -627,7 +627,7 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
             break
         seen.add(key_name)
         if unclosed and value_done:
-            notes.append(f"the value of argument {key_name!r} has no {unclosed!r}: it was read up to the markup after it")
+            notes.append(f"the value of argument {key_name!r} has no {unclosed!r}: it was read up to the markup after")
             repaired = True
         if value.tag == tags.TOOL_ARG_STRING:
             encoded = json.dumps(_string_value(value.text, value_done), ensure_ascii=False)
@@ -636,6 +636,12 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
                 open_value = value
         elif value_done:
             parts.append(key + _clean_value(decode_value(value.tag, value.text), key_name, notes))
+            wanted = misfit(value.tag, value.text)
+            if wanted is not None:  # (kept as written: the server decides what to do with it)
+                shown = value.text.strip(WHITESPACE)
+                kinds = " or ".join(sorted(wanted))
+                notes.append(f"the value {shown!r} of argument {key_name!r} is no {kinds}; it was kept as written")
+                repaired = True
         elif broken and (cut := decode_cut_value(value.tag, value.text)) is not None:
             parts.append(key + _clean_value(cut, key_name, notes))  # typed by the schema, as far as it got
         else:

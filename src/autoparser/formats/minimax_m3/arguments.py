@@ -278,7 +278,7 @@ class _Reader:
                 stack.append(_Frame(name, schema))
                 continue
             end, after = self._content_end(pos, name, frame)
-            frame.members.append((name, self._leaf(text[pos:end], schema, in_array=name == _ITEM)))
+            frame.members.append((name, self._leaf(text[pos:end], schema, name)))
             pos = after
 
     def _child_schema(self, frame: _Frame, name: str) -> Any:
@@ -346,13 +346,20 @@ class _Reader:
                 return start, member
         return None
 
-    def _leaf(self, raw: str, schema: Any, in_array: bool) -> Any:
+    def _leaf(self, raw: str, schema: Any, name: str) -> Any:
         """One value written as text; an array-only schema takes it as one item of an array written as repeated
-        elements."""
+        elements. A value of none of the schema's types is kept as written, noted as a repair."""
         kinds = self.schemas.kinds(schema)
         if kinds == {"array"} and raw.strip(_SPACE) and not raw.strip(_SPACE).startswith("["):
-            return _Repeated([_scalar(raw, self.schemas.kinds(self.schemas.item(schema)), in_array=True)])
-        return _scalar(raw, kinds, in_array)
+            kinds = self.schemas.kinds(self.schemas.item(schema))
+            value: Any = _Repeated([_scalar(raw, kinds, in_array=True)])
+            found = value[0]
+        else:
+            value = found = _scalar(raw, kinds, name == _ITEM)
+        if type(found) is str and "string" not in kinds:  # (an untyped value admits strings)
+            wanted = " or ".join(sorted(kinds - {"number"} if "integer" in kinds else kinds))
+            self.notes.append(f"the value {raw.strip(_SPACE)!r} of <{name}> is no {wanted}; it was kept as written")
+        return value
 
     def _finish(self, frame: _Frame, top: bool = False) -> Any:
         """The value of a closed element: an object, or an array (its schema says so, or it says nothing and every
