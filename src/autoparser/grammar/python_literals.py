@@ -83,10 +83,17 @@ def _spaces() -> p.Parser:
 
 
 def _raw_string(quote: str) -> p.Parser:
-    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``): a quote inside it is followed
-    by something other than what ends an argument (``,``, ``)``, the space before the next one); nothing is escaped."""
-    inner = quote + p.chars("[ \t]", 0) + p.chars(f"[^,) \t\n{quote}]", 1, 1)
-    return quote + p.zero_or_more(p.choice(p.chars(f"[^{quote}]", 1), inner)) + quote
+    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``, ``'it's'``): quotes inside it
+    are followed by something other than what ends an argument — ``)``, or a ``,`` then a keyword and ``=`` — as the
+    parser reads it (``"He said "hi", then left"``); the last quotes close it (``'a 'b''``)."""
+    quotes = p.chars(f"[{quote}]", 1) + p.chars("[ \t]", 0)
+    name = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
+    not_keyword = name + p.choice(  # a word that "=" does not follow: no next argument
+        p.chars("[ \t]", 1) + p.chars(f"[^= \t\n{quote}]", 1, 1), p.chars(f"[^=a-zA-Z0-9_ \t\n{quote}]", 1, 1)
+    )
+    after_comma = p.choice(p.chars(f"[^a-zA-Z_ \t\n{quote}]", 1, 1), not_keyword)
+    inner = quotes + p.choice(p.chars(f"[^,) \t\n{quote}]", 1, 1), "," + p.chars("[ \t]", 0) + after_comma)
+    return quote + p.zero_or_more(p.choice(p.chars(f"[^{quote}]", 1), inner)) + p.chars(f"[{quote}]", 1)
 
 
 def _text_limits(schema: Any) -> bool:

@@ -76,9 +76,9 @@ def opener(marker: str) -> p.Parser:
     ends or starts with punctuation (``Action: ```json`` on one line, as its prompt documents it), at least one
     space between two letters."""
     words = core(marker).split()
-    if len(words) < 2:
-        return _opener_word(marker)
-    found = _opener_word(words[0])
+    if not words:
+        return p.space()
+    found = p.space() + _opener_word(words[0])
     for before, word in itertools.pairwise(words):
         glued = not (before[-1].isalnum() and word[0].isalnum())
         found = found + (p.space() if glued else p.chars("[ \t\r\n]", 1)) + _opener_word(word)
@@ -86,9 +86,7 @@ def opener(marker: str) -> p.Parser:
 
 
 def _opener_word(word: str) -> p.Parser:
-    if not is_fence(word):
-        return flex(word)
-    return p.space() + p.literal(FENCE) + language_tag() + p.space()
+    return p.literal(FENCE) + language_tag() if is_fence(word) else p.literal(word)
 
 
 def opener_trigger(marker: str) -> str:

@@ -170,7 +170,7 @@ def _unclosed_value(tools: ToolsAnalysis, name_stops: list[str], name_end: str) 
     """How a value without its end tag ends (:class:`_Unclosed`); nothing where the markers are not distinctive."""
     args, fn, fmt = tools.arguments, tools.function, tools.format
     opener, value_end = core(args.name_prefix), core(args.value_suffix)
-    if not value_end or not is_markup(opener) or not name_end:
+    if not value_end or not _ends_values(opener) or not name_end:
         return _Unclosed()
     openers = tuple(sorted({t + opener for t in _layout(args.value_trail)} | {opener}, key=len, reverse=True))
     head = p.space() + p.literal(opener) + p.until_one_of(name_stops) + p.literal(name_end)
@@ -184,10 +184,18 @@ def value_stops(tools: ToolsAnalysis) -> list[str]:
     or the call's own markup (the end of the call, the start of another), so one broken value cannot swallow the
     arguments and calls after it. A grammar's string value holds none of them. Longest first."""
     fmt, fn, args = tools.format, tools.function, tools.arguments
-    markup = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix, args.name_prefix)}
+    markup = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)}
     # (An empty end tag stays in: nothing could end a value, and building the parser fails, as it must.)
     stops = {core(tools.arguments.value_suffix), *(m for m in markup if is_markup(m))}
+    if _ends_values(core(args.name_prefix)):
+        stops.add(core(args.name_prefix))
     return sorted(stops, key=len, reverse=True)
+
+
+def _ends_values(opener: str) -> bool:
+    """Whether an argument's opener may end a value whose end tag was dropped: a tag-like opener (``<parameter=``,
+    ``<arg_key>``, ``<arg:``, ``[KEY]``); a name and the name's end must follow it too (:class:`_Unclosed`)."""
+    return len(opener) >= 2 and opener[0] in "<[" and not opener[1].isspace()
 
 
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
