@@ -192,6 +192,10 @@ NOTE = function_tool(
     "add_note",
     {"type": "object", "properties": {"title": {"type": "string"}, "days": {"type": "integer"}}, "required": ["title"]},
 )
+NOTE_LAST = function_tool(  # the string last (grammars keep the schema's order)
+    "add_note",
+    {"type": "object", "properties": {"days": {"type": "integer"}, "title": {"type": "string"}}, "required": ["title"]},
+)
 
 
 def test_the_analysis_learns_whether_strings_are_escaped() -> None:
@@ -203,14 +207,18 @@ def test_the_analysis_learns_whether_strings_are_escaped() -> None:
     ("name", "title"),
     [(LFM_VL, 'Q3 "sync" review'), (LFM_VL, 'He said "hi", then left'), (RAW_SINGLE, "it's Bob's 'Q3'")],
 )
-def test_a_template_that_escapes_nothing_round_trips(name: str, title: str) -> None:
-    """The template writes the string as it is: read back up to the quote its argument's end follows, with no
-    warning (the template's own spelling); the grammar accepts what the template wrote."""
-    params = chat(name, [NOTE])
-    text = rendered_call(load(name), USER, [NOTE], "add_note", {"title": title, "days": 2})
+@pytest.mark.parametrize("last", [False, True])
+def test_a_template_that_escapes_nothing_round_trips(name: str, title: str, last: bool) -> None:
+    """The template writes the string as it is: read back up to the quote its argument's end follows (the next
+    argument, or the call's end), with no warning (the template's own spelling); the grammar accepts what the
+    template wrote."""
+    tool = NOTE_LAST if last else NOTE
+    params = chat(name, [tool])
+    arguments = {"days": 2, "title": title} if last else {"title": title, "days": 2}
+    text = rendered_call(load(name), USER, [tool], "add_note", arguments)
     assert text is not None and title in text
     message = params.parse(text)
-    assert _calls(message) == [("add_note", {"title": title, "days": 2}, "complete")]
+    assert _calls(message) == [("add_note", arguments, "complete")]
     assert not message.warnings
     assert_streams(params, text)
     assert all(full_verdicts(params, text).values())

@@ -27,7 +27,7 @@ from .calls.tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .calls.tools_pythonic import PythonicParser, pythonic_parser
 from .calls.tools_tagged import tagged_calls
 from .calls.undeclared import marker
-from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener, opener_trigger
+from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener, opener_rest, opener_trigger
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 
@@ -138,7 +138,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language (`import
             # functools`, `functoolsy`): unless a bracket follows it or the output ends with it, it is text, as the
             # grammars read it (their trigger is the word with its bracket); there it failed to start calls.
-            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            # (the first word of a section start of several words, Command R+'s `Action:`: the rest of it too)
+            rest = opener_rest(fmt.section_start) if opener_trigger(fmt.section_start) == word else None
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end(), *([rest] if rest else []))))
             items.append(p.tag(tags.CONTENT, p.literal(word) + as_word + text_run))
             items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot

@@ -21,6 +21,7 @@ __all__ = [
     "is_word_marker",
     "language_tag",
     "opener",
+    "opener_rest",
     "opener_trigger",
     "tight",
 ]
@@ -87,6 +88,14 @@ def opener(marker: str) -> p.Parser:
 
 def _opener_word(word: str) -> p.Parser:
     return p.literal(FENCE) + language_tag() if is_fence(word) else p.literal(word)
+
+
+def opener_rest(marker: str) -> p.Parser | None:
+    """What follows the first word of a marker of several words, as :func:`opener` reads it (None: one word)."""
+    words = core(marker).split()
+    if len(words) < 2:
+        return None
+    return opener(" ".join(words[1:]))
 
 
 def opener_trigger(marker: str) -> str:

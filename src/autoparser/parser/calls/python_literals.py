@@ -4,7 +4,10 @@ Pythonic tool calls (LFM2, MiniCPM3, Gemma 3n, ...) write arguments as Python ke
 Python literals, often with JSON's spellings mixed in (models trained on ``tojson`` renders write ``true`` and
 ``null``): :func:`keyword_arguments` reads them with the PEG engine's ``pythonic`` flavor. Some templates write
 string values bare (Gemma 3n renders ``city=Paris``); with ``bare=True`` a value that is not a literal is text up to
-the ``,`` that starts the next argument or the ``)`` that ends the call.
+the ``,`` that starts the next argument or the ``)`` that ends the call. Beyond the template's bytes, two more things
+are read: a string whose inner quotes are not escaped (``title="Q3 "sync" review"``: it ends at the quote its
+argument's end follows; LFM2.5-VL's template writes strings so, models trained on it do too), and arguments
+separated by whitespace only (``f(a=1 b=2)``).
 
 :func:`kwargs_to_json` turns the complete argument text of a call into a JSON object, typing bare values by the
 tool's parameter schema.
@@ -26,7 +29,6 @@ from .repairs import RepairedArguments
 
 __all__ = [
     "IDENTIFIER",
-    "LOOSE",
     "decode_python_escapes",
     "keyword_arguments",
     "kwargs_to_json",
@@ -47,7 +49,7 @@ _CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\
 _BARE_CHUNK = p.until_one_of([",", ")"])
 # What follows a complete literal value: the next argument (after a comma, or whitespace) or the call's end.
 _AFTER_LITERAL = p.peek(p.space() + p.choice(",", ")", p.end(), _NEXT_NAME))
-LOOSE = "loose-string"  # tag (inside the keyword-argument parser only): a string whose inner quotes are not escaped
+_LOOSE = "loose-string"  # tag (inside the keyword-argument parser only): a string whose inner quotes are not escaped
 
 
 def _bare_text(spaced: bool) -> p.Parser:
@@ -64,13 +66,16 @@ def _bare_text(spaced: bool) -> p.Parser:
 def _loose_string() -> p.Parser:
     """A quoted string whose inner quotes the writer did not escape (``"Q3 "sync" review"``): it ends at the quote
     that the end of its argument follows — the next ``name=`` after a comma or a space, or the ``)`` that ends the
-    call — and any other quote is the string's own."""
-    ends = p.choice(p.chars("[ \t]", 0) + p.choice(_NEXT_ARGUMENT, _CALL_END), _SPACED_ARGUMENT)
+    call — and any other quote is the string's own. It never runs past the end of the call (a ``)`` that ends it:
+    ``city="Zanzibar), get_weather(`` lost its closing quote; the call is broken, not one string)."""
+    # (the end of the text too: a call's argument text is converted without its ")")
+    ends = p.choice(p.space() + p.choice(_NEXT_ARGUMENT, _CALL_END, p.end()), _SPACED_ARGUMENT)
     forms = []
     for quote in ('"', "'"):
         closing = p.literal(quote) + p.peek(ends)
-        chunk = p.until(quote)
-        forms.append(p.literal(quote) + chunk + p.zero_or_more(p.negate(closing) + quote + chunk) + closing)
+        chunk = p.until_one_of([quote, ")"])
+        step = p.choice(p.negate(closing) + quote, p.negate(_CALL_END) + ")")
+        forms.append(p.literal(quote) + chunk + p.zero_or_more(step + chunk) + closing)
     return p.choice(*forms)
 
 
@@ -78,7 +83,7 @@ def keyword_arguments(*, tagged: bool, bare: bool = False, spaced: bool = False)
     """``name=value, ...`` (possibly empty, a trailing comma allowed), values being Python or JSON literals.
 
     ``tagged`` marks each argument's name and value (for :func:`kwargs_to_json`: a literal is TOOL_ARG_VALUE, bare
-    text TOOL_ARG_STRING, a string with unescaped quotes :data:`LOOSE`); inside a call the whole text is one TOOL_ARGS
+    text TOOL_ARG_STRING, a string with unescaped quotes ``_LOOSE``); inside a call the whole text is one TOOL_ARGS
     node and needs no inner tags. ``bare``: values may also be unquoted text. ``spaced``: the template separates
     arguments by whitespace only (``f(a=1 b=2)``; read everywhere, but bare text then also ends at a space before the
     next ``name=``)."""
@@ -88,7 +93,7 @@ def keyword_arguments(*, tagged: bool, bare: bool = False, spaced: bool = False)
     value: p.Parser = literal
     if tagged:
         name, value = p.tag(tags.TOOL_ARG_NAME, name), p.tag(tags.TOOL_ARG_VALUE, literal)
-        loose = p.tag(LOOSE, loose)
+        loose = p.tag(_LOOSE, loose)
     value = p.space() + p.choice(value, loose)
     if bare:
         # Bare text starts right after "=": its own leading spaces are kept. (A literal only if the argument ends
@@ -127,7 +132,7 @@ def kwargs_to_json(
         if node.tag != tags.TOOL_ARG:
             continue
         name, value = node.children  # the tagged name and value (sequences make no nodes)
-        if value.tag == LOOSE and not raw:
+        if value.tag == _LOOSE and not raw:
             notes.append(f"the string of argument {name.text!r} holds quotes that are not escaped: {value.text!r}")
         members.append((name.text, _value_json(value.tag, value.text, tool, name.text, bare)))
     body = "{" + ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {value}" for name, value in members) + "}"
@@ -137,7 +142,7 @@ def kwargs_to_json(
 def _value_json(tag: str, text: str, tool: ToolSpec | None, name: str, bare: bool) -> str:
     if tag == tags.TOOL_ARG_STRING:
         return json.dumps(text, ensure_ascii=False)  # exactly what the template wrote between "=" and "," / ")"
-    if tag == LOOSE:
+    if tag == _LOOSE:
         return json.dumps(decode_python_escapes(text[1:-1]), ensure_ascii=False)  # (escapes read as in any string)
     if bare and text[:1] not in ("'", '"') and _only_string(tool, name):
         return json.dumps(text, ensure_ascii=False)  # the template writes this parameter's strings unquoted
