@@ -124,8 +124,9 @@ class PythonicValues:
 
     ``quote``: the quote around strings (``"`` or ``'``), or ``""`` when the template writes them bare
     (``city=Paris``: Gemma 3n concatenates the values). ``keywords``: ``"python"`` (``True``/``False``/``None``),
-    ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), or ``""`` when the template renders
-    no boolean (it refuses non-string values). ``raw_strings``: the template puts the quotes around a string without
+    ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), ``"both"`` (Python's at the top, JSON's
+    inside a dict: LFM2.5-VL prints dicts with ``tojson``), or ``""`` when the template renders no boolean (it refuses
+    non-string values). ``raw_strings``: the template puts the quotes around a string without
     escaping anything in it (LFM2.5-VL: ``title="Q3 "sync" review"``), so a quote inside a string is the string's
     own. ``separator``: what the template writes between two keyword arguments (``", "``; ``" "`` where it writes
     ``f(a=1 b=2)``). Parsers accept every spelling; grammars follow these.

@@ -136,10 +136,6 @@ class PythonLiteralGrammar:
         self._bare = bare  # top-level string arguments are written unquoted (Gemma 3n)
         self._raw = raw  # the quote of top-level strings written without escapes (LFM2.5-VL), or ""
         self._spaced = spaced  # keyword arguments are separated by whitespace, not commas (`f(a=1 b=2)`)
-        # Inside a list or a dict, keywords may take either spelling: templates that print arguments with str() often
-        # print dicts with tojson (LFM2.5-VL: `metric=True, options={"on": true}`), and the analysis probes only a
-        # top-level boolean.
-        self._depth = 0
         self._taken = set() if taken is None else taken
         self._name = self.unique(name)
         self._refs: dict[str, str] = {}  # local $ref target -> its rule's name (the rule exists or is being built)
@@ -229,30 +225,15 @@ class PythonLiteralGrammar:
 
     # ------------------------------------------------------------------------------------------------- internals
     def _any(self) -> p.Parser:
-        """Any literal in this grammar's spelling (either spelling inside a container)."""
-        return p.json(self._container_flavor if self._depth else self._flavor)
-
-    @property
-    def _container_flavor(self) -> str:
-        """The flavor of a list or dict: Python's literals with either keyword spelling."""
-        return "pythonic"
-
-    def _nested(self, build: Callable[[], p.Parser]) -> p.Parser:
-        """``build()`` with the values it builds inside a list or dict."""
-        self._depth += 1
-        try:
-            return build()
-        finally:
-            self._depth -= 1
+        """Any literal in this grammar's spelling."""
+        return p.json(self._flavor)
 
     def _keyword_literal(self, word: str) -> p.Parser:
-        """``True``/``False``/``None`` in the spelling the template uses (either one inside a container, unless the
-        template writes JSON's)."""
+        """``True``/``False``/``None`` in the spelling the template uses."""
         json_word = _JSON_KEYWORDS[word]
-        keywords = "both" if self._depth and self._keywords == "python" else self._keywords
-        if keywords == "json":
+        if self._keywords == "json":
             return p.literal(json_word)
-        if keywords == "both":
+        if self._keywords == "both":
             return p.choice(word, json_word)
         return p.literal(word)
 
@@ -286,22 +267,19 @@ class PythonLiteralGrammar:
         if kind == "string":
             return self._string(schema, name)
         if kind == "array":
-            return self._nested(lambda: self._array(schema, name))
+            return self._array(schema, name)
         if kind == "object":
-            return self._nested(lambda: self._object(schema, name))
+            if (
+                "properties" not in schema
+                and not schema.get("required")
+                and schema.get("additionalProperties", True) in (True, {})
+            ):
+                return p.json_object(self._flavor)  # any dict
+            members, extra = self._members(schema, name, key=self._dict_key)
+            extra_kv = None if extra is None else p.json_string(self._flavor) + p.space() + ":" + p.space() + extra
+            body = self._comma_list(members, extra_kv, name)
+            return "{" + p.space() + body + p.space() + "}"
         return self._any()
-
-    def _object(self, schema: dict[str, Any], name: str) -> p.Parser:
-        if (
-            "properties" not in schema
-            and not schema.get("required")
-            and schema.get("additionalProperties", True) in (True, {})
-        ):
-            return p.json_object(self._container_flavor)  # any dict
-        members, extra = self._members(schema, name, key=self._dict_key)
-        extra_kv = None if extra is None else p.json_string(self._flavor) + p.space() + ":" + p.space() + extra
-        body = self._comma_list(members, extra_kv, name)
-        return "{" + p.space() + body + p.space() + "}"
 
     def _types(self, schema: dict[str, Any]) -> list[str]:
         declared = schema.get("type")
@@ -329,10 +307,10 @@ class PythonLiteralGrammar:
     def _array(self, schema: dict[str, Any], name: str) -> p.Parser:
         items = schema.get("items", True)
         if "prefixItems" in schema or isinstance(items, list) or items is False:
-            return p.json_array(self._container_flavor)  # tuples: not worth a grammar of their own
+            return p.json_array(self._flavor)  # tuples: not worth a grammar of their own
         lo, hi = _count(schema, "minItems") or 0, _count(schema, "maxItems")
         if items in (True, {}) and lo == 0 and hi is None:
-            return p.json_array(self._container_flavor)
+            return p.json_array(self._flavor)
         item = self._rule(f"{name}-item", lambda rule: self.value(items, rule))
         return "[" + p.space() + _sequence_of(item, lo, hi) + p.space() + "]"
 

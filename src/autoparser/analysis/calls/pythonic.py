@@ -32,6 +32,7 @@ _CALL = re.compile(
     re.DOTALL,
 )
 _KEYWORD = re.compile(rf"{re.escape(needles.ARG_FIRST)}\s*=\s*(?P<word>True|true)\b")
+_NESTED_KEYWORD = re.compile(rf"{re.escape(needles.ARG_FIRST)}\s*=\s*\{{[^{{}}]*?(?P<word>True|true)\b")
 # A string value holding both quote characters: a template that escapes nothing writes it as it is.
 _QUOTED = "XXXX\"'YYYY"
 # The text between two keyword arguments: after the first value (and its quote), before the second name's "=".
@@ -63,6 +64,13 @@ def analyze_pythonic_values(renderer: VariantRenderer) -> PythonicValues:
     typed = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: True})
     keyword = _KEYWORD.search(renderer.render(needles.with_calls(typed), tools=True) or "")
     keywords = "" if keyword is None else "python" if keyword["word"] == "True" else "json"
+    if keywords:
+        # A template that prints arguments with str() may print dicts with tojson (LFM2.5-VL: `metric=True,
+        # options={"on": true}`): it writes both spellings.
+        nested = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: {"k": True}})
+        inside = _NESTED_KEYWORD.search(renderer.render(needles.with_calls(nested), tools=True) or "")
+        if inside is not None and (inside["word"] == "True") != (keywords == "python"):
+            keywords = "both"
     quoted = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: _QUOTED})
     raw = bool(quote) and _QUOTED in (renderer.render(needles.with_calls(quoted), tools=True) or "")
     both = needles.tool_call(needles.FUN_FIRST, needles.BOTH_ARGS)
