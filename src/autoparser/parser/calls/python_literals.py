@@ -67,14 +67,15 @@ def _loose_string() -> p.Parser:
     """A quoted string whose inner quotes the writer did not escape (``"Q3 "sync" review"``): it ends at the quote
     that the end of its argument follows — the next ``name=`` after a comma or a space, or the ``)`` that ends the
     call — and any other quote is the string's own. It never runs past the end of the call (a ``)`` that ends it:
-    ``city="Zanzibar), get_weather(`` lost its closing quote; the call is broken, not one string)."""
+    ``city="Zanzibar), get_weather(`` lost its closing quote; the call is broken, not one string). A backslash
+    escapes the character after it, as in any Python string (``"Pa \\"`` cut off there is no string)."""
     # (the end of the text too: a call's argument text is converted without its ")")
     ends = p.choice(p.space() + p.choice(_NEXT_ARGUMENT, _CALL_END, p.end()), _SPACED_ARGUMENT)
     forms = []
     for quote in ('"', "'"):
         closing = p.literal(quote) + p.peek(ends)
-        chunk = p.until_one_of([quote, ")"])
-        step = p.choice(p.negate(closing) + quote, p.negate(_CALL_END) + ")")
+        chunk = p.until_one_of([quote, ")", "\\"])
+        step = p.choice(p.literal("\\") + p.any_char(), p.negate(closing) + quote, p.negate(_CALL_END) + ")")
         forms.append(p.literal(quote) + chunk + p.zero_or_more(step + chunk) + closing)
     return p.choice(*forms)
 
