@@ -358,6 +358,9 @@ def test_the_prose_word_is_consumed_with_the_calls(word: str, gap: str) -> None:
     assert_streams(params, text)
     bare = params.parse(f"[{body}]" if listed else body)  # as the template's history writes it
     assert (_calls(bare), bare.content, bare.warnings) == ([("get_weather", {"city": "Paris"}, "complete")], "", ())
+    # the grammar allows the word, and the calls without it
+    assert all_accept(params, text[len("Let me check. ") :])
+    assert all_accept(params, f"[{body}]" if listed else body)
 
 
 @pytest.mark.parametrize("word", list(PROSE_WORDS))
