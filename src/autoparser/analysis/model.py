@@ -67,7 +67,9 @@ class ToolFormat:
     without it come one per line). ``implied_end``: a closer the template does not always write after its calls:
     its own pairs imply it (``[/TOOL_CALLS]`` where it writes ``[INST]…[/INST]``; see analysis/calls/closers.py), or
     it writes it only after several calls (``implied_end_written``; analysis/calls/tool_format.py): optional markup,
-    which grammars allow only where the template writes it."""
+    which grammars allow only where the template writes it. ``stated_word``: a marker word the template's
+    instructions prescribe before the calls (``callfn[{…}]``) although its renders of history write the calls without
+    it (analysis/calls/prose.py): optional markup too."""
 
     mode: ToolFormatMode = ToolFormatMode.NONE
     section_start: str = ""
@@ -84,6 +86,7 @@ class ToolFormat:
     parameter_order: tuple[str, ...] = ()
     implied_end: str = ""
     implied_end_written: bool = False
+    stated_word: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +130,18 @@ class PythonicValues:
 
     ``quote``: the quote around strings (``"`` or ``'``), or ``""`` when the template writes them bare
     (``city=Paris``: Gemma 3n concatenates the values). ``keywords``: ``"python"`` (``True``/``False``/``None``),
-    ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), or ``""`` when the template renders
-    no boolean (it refuses non-string values). Parsers accept every spelling; grammars follow these.
+    ``"json"`` (``true``/``false``/``null``: values rendered with ``tojson``), ``"both"`` (Python's at the top, JSON's
+    inside a dict: LFM2.5-VL prints dicts with ``tojson``), or ``""`` when the template renders no boolean (it refuses
+    non-string values). ``raw_strings``: the template puts the quotes around a string without
+    escaping anything in it (LFM2.5-VL: ``title="Q3 "sync" review"``), so a quote inside a string is the string's
+    own. ``separator``: what the template writes between two keyword arguments (``", "``; ``" "`` where it writes
+    ``f(a=1 b=2)``). Parsers accept every spelling; grammars follow these.
     """
 
     quote: str = '"'
     keywords: str = ""
+    raw_strings: bool = False
+    separator: str = ", "
 
 
 @dataclass(frozen=True, slots=True)

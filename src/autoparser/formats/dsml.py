@@ -57,6 +57,8 @@ _PARAM_END = f"</{_TOKEN}parameter>"
 _KIND_ATTR = "string="
 # An argument name: anything up to its closing quote that cannot belong to the surrounding markup.
 _ARG_NAME = r'[^"<>\n]'
+# The layout a model writes between a value and the next tag (when it dropped the value's end tag): not the value's.
+_LAYOUT = ("", "\n", "\r\n")
 
 
 class _Markup(NamedTuple):
@@ -139,11 +141,11 @@ def _call(
         # Atomic up to the closing quote, which shows the name is not the prefix of a longer one.
         name = p.tag(tags.TOOL_NAME, p.literal(spec.name))
         opening = p.atomic(p.literal(invoke_prefix) + name + p.literal(name_end))
-        alternatives.append(opening + _arguments(spec, param_prefix, param_end))
+        alternatives.append(opening + _arguments(spec, param_prefix, param_end, invoke_end))
     other = undeclared.not_declared(request.tools, p.literal(name_end))
     other += p.tag(tags.TOOL_NAME, p.chars(undeclared.NAME_CHARS)) + p.literal(name_end)
     opening = p.atomic(p.literal(invoke_prefix) + other)
-    alternatives += undeclared.alternative(request, opening + _arguments(None, param_prefix, param_end))
+    alternatives += undeclared.alternative(request, opening + _arguments(None, param_prefix, param_end, invoke_end))
     # committed at its first parameter's name (see _arguments): kept as it stood if the rest breaks
     closing = p.space() + p.literal(invoke_end) + p.commit()  # a call without parameters commits here
     # (the rest of a broken call, up to its end tag or the next call, is left out with a warning)
@@ -151,15 +153,23 @@ def _call(
     return recover_call(p.tag(tags.TOOL, p.choice(*alternatives) + closing), stops, closers=(invoke_end,))
 
 
-def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str) -> p.Parser:
+def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str, invoke_end: str) -> p.Parser:
     """The parameters of a call to ``spec`` (the tool only matters when a parameter omits its ``string``
     attribute: the schema then decides whether the value is raw text; None: an undeclared tool, no schema)."""
     props = spec.parameters.get("properties") if spec is not None else None
     schemas = list(props.items()) if isinstance(props, dict) else []
     string_params = sorted((name for name, schema in schemas if accepts_string(schema)), key=len, reverse=True)
+    # A value whose end tag the model dropped ends where the next parameter's start tag (a name and its closing
+    # quote) or the invoke's end tag begins, with the layout before it: the call is then repaired (tag UNCLOSED).
+    # A start tag not followed by a name is the value's text.
+    openers = sorted({layout + param_prefix for layout in _LAYOUT}, key=len, reverse=True)
+    following = p.space() + p.choice(p.literal(param_prefix) + p.chars(_ARG_NAME) + '"', p.literal(invoke_end))
+    chunk = p.until_one_of(sorted({param_end, *openers, *(lay + invoke_end for lay in _LAYOUT)}, key=len, reverse=True))
+    text = chunk + p.zero_or_more(p.negate(following) + p.choice(*map(p.literal, openers)) + chunk)
+    dropped = p.space() + p.tag(tags.unclosed(param_end), p.eps()) + p.peek(following)
 
     def value(kind: str) -> p.Parser:
-        return p.tag(kind, p.until(param_end)) + p.literal(param_end)
+        return p.tag(kind, text) + p.choice(p.literal(param_end), dropped)
 
     def attribute(flag: str) -> p.Parser:
         return p.literal(f'{_KIND_ATTR}"{flag}"') + p.space() + ">"
@@ -278,7 +288,9 @@ def _parameter(tool: str, name: p.Parser, label: str, schema: dict[str, Any], m:
     rule = f"{rule_safe(tool)}-{rule_safe(label)}"
     kinds: list[p.Parser] = []
     if accepts_string(schema) or _untyped(schema):
-        raw = p.schema(p.until(m.param_end), rule, string_part(schema), raw=True)
+        # (never a parameter's start tag or the invoke's end tag: the parser ends a value without its end tag there)
+        stops = sorted({m.param_prefix, m.param_end, m.invoke_end}, key=len, reverse=True)
+        raw = p.schema(p.until_one_of(stops), rule, string_part(schema), raw=True)
         kinds.append(p.literal(f'{_KIND_ATTR}"true">') + raw + p.literal(m.param_end))
     if not only_string(schema):
         value = p.schema(p.json(), rule, non_string_part(schema))

@@ -222,6 +222,8 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser
         many = flex(fmt.section_start) + many + flex(fmt.section_end)
         if fmt.implied_end_written:  # a closer the template writes after several calls only: optional
             many = many + p.optional(flex(fmt.implied_end))
+    if core(fmt.stated_word):  # the word the instructions prescribe, which the renders leave out: either way
+        many = p.choice(p.literal(core(fmt.stated_word)) + p.space() + many, many)
     return many
 
 
@@ -247,13 +249,16 @@ def _triggers(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Trigge
     names = "|".join(re.escape(t.name) for t in request.tools)
     key = re.escape(field_key(fmt.name_field)) if fmt.name_field else ""
     opener = r"\[\s*" if fmt.tools_array_wrapped else ""
+    # (a word the instructions prescribe before the calls fires where a bracket follows it: `callfn[`)
+    worded = re.escape(core(fmt.stated_word)) + r"\s*" if core(fmt.stated_word) else ""
+    worded = rf"(?:{worded})?" if worded else ""
     if fmt.fun_name_is_key or not key:
-        return (Trigger("pattern", rf'({opener}\{{\s*"(?:{names})"\s*:)'),)
+        return (Trigger("pattern", rf'({worded}{opener}\{{\s*"(?:{names})"\s*:)'),)
     first = next((f for f in fmt.parameter_order if f), fmt.name_field)
     if first != fmt.name_field:
         # The template writes another member first (`{"parameters": {…}, "function": "get"}`): the call starts there.
-        return (Trigger("pattern", rf'({opener}\{{\s*"{re.escape(field_key(first))}"\s*:)'),)
-    return (Trigger("pattern", rf'({opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
+        return (Trigger("pattern", rf'({worded}{opener}\{{\s*"{re.escape(field_key(first))}"\s*:)'),)
+    return (Trigger("pattern", rf'({worded}{opener}\{{\s*"{key}"\s*:\s*"(?:{names})")'),)
 
 
 def generic_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> GrammarSpec:

@@ -77,6 +77,32 @@ def _sep() -> p.Parser:
     return p.space() + "," + p.space()
 
 
+def _spaces() -> p.Parser:
+    """The separator of keyword arguments a template writes without commas (``f(a=1 b=2)``)."""
+    return p.chars("[ \t]", 1)
+
+
+def _raw_string(quote: str) -> p.Parser:
+    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``, ``'it's'``): quotes inside it
+    are followed by something other than what ends an argument — ``)``, or a ``,`` then a keyword and ``=`` — as the
+    parser reads it (``"He said "hi", then left"``); the last quotes close it (``'a 'b''``)."""
+    quotes = p.chars(f"[{quote}]", 1) + p.chars("[ \t]", 0)
+    name = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
+    not_keyword = name + p.choice(  # a word that "=" does not follow: no next argument
+        p.chars("[ \t]", 1) + p.chars(f"[^= \t\n{quote}]", 1, 1), p.chars(f"[^=a-zA-Z0-9_ \t\n{quote}]", 1, 1)
+    )
+    after_comma = p.choice(p.chars(f"[^a-zA-Z_ \t\n{quote}]", 1, 1), not_keyword)
+    inner = quotes + p.choice(p.chars(f"[^,) \t\n{quote}]", 1, 1), "," + p.chars("[ \t]", 0) + after_comma)
+    return quote + p.zero_or_more(p.choice(p.chars(f"[^{quote}]", 1), inner)) + p.chars(f"[{quote}]", 1)
+
+
+def _text_limits(schema: Any) -> bool:
+    """Whether a string schema says more than "a string" (values, a pattern, a format, lengths)."""
+    return isinstance(schema, dict) and any(
+        key in schema for key in ("enum", "const", "pattern", "format", "minLength", "maxLength")
+    )
+
+
 def _sequence_of(item: p.Parser, lo: int, hi: int | None) -> p.Parser:
     """``lo``..``hi`` comma-separated ``item``s (``hi`` None: unbounded)."""
     if hi == 0:
@@ -101,11 +127,15 @@ class PythonLiteralGrammar:
         *,
         keywords: str = "python",
         bare: bool = False,
+        raw: str = "",
+        spaced: bool = False,
     ) -> None:
         self._root = root
         self._keywords = keywords  # "python", "json" or "both"
         self._flavor = "python" if keywords == "python" else "pythonic"
         self._bare = bare  # top-level string arguments are written unquoted (Gemma 3n)
+        self._raw = raw  # the quote of top-level strings written without escapes (LFM2.5-VL), or ""
+        self._spaced = spaced  # keyword arguments are separated by whitespace, not commas (`f(a=1 b=2)`)
         self._taken = set() if taken is None else taken
         self._name = self.unique(name)
         self._refs: dict[str, str] = {}  # local $ref target -> its rule's name (the rule exists or is being built)
@@ -145,7 +175,7 @@ class PythonLiteralGrammar:
             return None
         identifier = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
         extra_kv = None if extra is None else identifier + p.space() + "=" + p.space() + extra
-        return self._comma_list(members, extra_kv, self._name)
+        return self._comma_list(members, extra_kv, self._name, _spaces if self._spaced else _sep)
 
     def value(self, schema: Any, name: str) -> p.Parser:
         """A Python literal valid under ``schema``; ``name`` names its rules."""
@@ -311,17 +341,23 @@ class PythonLiteralGrammar:
             members.append((key(prop) + value, prop in required))
         return members, extra
 
-    def _comma_list(self, members: list[tuple[p.Parser, bool]], extra: p.Parser | None, name: str) -> p.Parser:
+    def _comma_list(
+        self,
+        members: list[tuple[p.Parser, bool]],
+        extra: p.Parser | None,
+        name: str,
+        sep: Callable[[], p.Parser] = _sep,
+    ) -> p.Parser:
         """Members in order, required ones present, optional ones skippable, then any number of ``extra`` ones,
-        separated by commas: a member is preceded by ``,`` exactly when something came before it."""
+        separated by commas (or by ``sep()``): a member is preceded by ``,`` exactly when something came before it."""
         chained = sum(not required for _, required in members) > _INLINE_OPTIONAL
         tails: dict[int, p.Parser] = {}
 
         def after(i: int) -> p.Parser:  # members from i on, something already written
             if i == len(members):
-                return p.zero_or_more(_sep() + extra) if extra is not None else p.eps()
+                return p.zero_or_more(sep() + extra) if extra is not None else p.eps()
             member, required = members[i]
-            head = _sep() + member if required else p.optional(_sep() + member)
+            head = sep() + member if required else p.optional(sep() + member)
             return head + after_ref(i + 1)
 
         def after_ref(i: int) -> p.Parser:
@@ -347,6 +383,8 @@ class PythonLiteralGrammar:
     def _member_value(self, schema: Any, name: str, top: bool) -> p.Parser:
         value = self.value(schema, name)
         bare = self._bare_string(schema, f"{name}-bare") if top and self._bare else None
+        if top and self._raw and bare is None and accepts_string(schema) and not _text_limits(schema):
+            bare = _raw_string(self._raw)
         return value if bare is None else p.choice(value, bare)
 
     def _ref(self, schema: dict[str, Any], name: str) -> p.Parser:

@@ -4,7 +4,8 @@ The parser (:mod:`..parser.calls.tools_pythonic`) accepts every common wrapper a
 the model on the layout its template teaches: the learned wrapper words (``<|tool_call_start|>`` then
 ```` ```python ````), a ``[...]`` list or one call per line, keyword arguments in schema order as
 :class:`.python_literals.PythonLiteralGrammar` types them, with the template's keyword spelling (``True`` or
-``true``; both when the template never showed one) and bare strings where it writes them bare.
+``true``; both when the template never showed one), bare strings where it writes them bare, strings without
+escapes (a quote inside one) where it writes them so, and a space between the arguments where it writes no comma.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ def pythonic_grammar_section(tools: ToolsAnalysis, request: ParseRequest) -> tup
     fmt = tools.format
     keywords = tools.pythonic.keywords or "both"
     bare = tools.pythonic.quote == ""
+    raw = tools.pythonic.quote if tools.pythonic.raw_strings else ""
+    spaced = not tools.pythonic.separator.strip()
     taken: set[str] = set()
-    arguments = {tool.name: _arguments(tool, taken, keywords, bare) for tool in request.tools}
+    arguments = {tool.name: _arguments(tool, taken, keywords, bare, raw, spaced) for tool in request.tools}
 
     def calls(opener: str) -> p.Parser:
         return p.choice(*(p.literal(f"{opener}{tool.name}(") + arguments[tool.name] for tool in request.tools))
@@ -53,12 +56,15 @@ def pythonic_grammar_section(tools: ToolsAnalysis, request: ParseRequest) -> tup
     return opening + body + closing, triggers
 
 
-def _arguments(tool: ToolSpec, taken: set[str], keywords: str, bare: bool) -> p.Parser:
+def _arguments(tool: ToolSpec, taken: set[str], keywords: str, bare: bool, raw: str, spaced: bool) -> p.Parser:
     """What follows ``NAME(`` in a call: the tool's own keyword arguments, typed by its schema, and ``)``.
 
-    ``taken``: the rule names used so far in the grammar (see :class:`PythonLiteralGrammar`)."""
+    ``taken``: the rule names used so far in the grammar (see :class:`PythonLiteralGrammar`); ``raw``: the quote of
+    strings the template writes without escapes; ``spaced``: it separates the arguments by a space."""
     schema = tool.parameters or {"type": "object"}
-    builder = PythonLiteralGrammar(schema, f"tool-{tool.name}", taken, keywords=keywords, bare=bare)
+    builder = PythonLiteralGrammar(
+        schema, f"tool-{tool.name}", taken, keywords=keywords, bare=bare, raw=raw, spaced=spaced
+    )
     kwargs = builder.keyword_arguments()
     inside = p.space() if kwargs is None else p.space() + kwargs + p.space()
     return p.rule(builder.name, inside + ")")  # the builder's own rules are named after it: tool-NAME-...

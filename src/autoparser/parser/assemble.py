@@ -27,7 +27,7 @@ from .calls.tools_json import SPECIAL_TOKEN, field_key, json_calls
 from .calls.tools_pythonic import PythonicParser, pythonic_parser
 from .calls.tools_tagged import tagged_calls
 from .calls.undeclared import marker
-from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener
+from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener, opener_rest, opener_trigger
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
 
@@ -144,7 +144,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
             # A word a prompt names as the call marker (`toolcall[...]`) is also a word of the language (`import
             # functools`, `functoolsy`): unless a bracket follows it or the output ends with it, it is text, as the
             # grammars read it (their trigger is the word with its bracket); there it failed to start calls.
-            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end())))
+            # (the first word of a section start of several words, Command R+'s `Action:`: the rest of it too)
+            rest = opener_rest(fmt.section_start) if opener_trigger(fmt.section_start) == word else None
+            as_word = p.peek(p.space() + p.negate(p.choice("[", "{", p.end(), *([rest] if rest else []))))
             items.append(p.tag(tags.CONTENT, p.literal(word) + as_word + text_run))
             items.append(p.tag(tags.UNPARSED, p.literal(word)) + p.optional(p.negate(p.end()) + text))
     items += eot
@@ -355,10 +357,16 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
             text = opening + p.tag(tags.CONTENT, p.until(pair[3])) + flex(pair[3])
             text_first = p.atomic(text + p.peek(calls)) + calls
             return p.choice(section, inside, p.recover(text_first)), [sec_start, pair[1]]
-        return section, [sec_start]
+        # (a section start of several words, `Action:` then a fence, starts at its first word: see opener())
+        return section, [opener_trigger(fmt.section_start)]
     if per_start:
         return lone, [per_start]
     # No markers at all (Llama 3.x): a call is a bare JSON object (or an array of them), maybe after a special
     # token such as `<|python_tag|>`; what separates the calls is consumed with them.
     calls = json_calls(fmt, request.tools, opener=SPECIAL_TOKEN, undeclared=undeclared, bare=True, rest=stops)
+    word = core(fmt.stated_word)
+    if word:
+        # The instructions prescribe a word before the calls that the renders leave out (`callfn[{...}]`): read with
+        # the calls, as markup, and — a plain word — text where no call follows it (the word items of the parser).
+        return p.choice(p.recover(opener(word) + calls), calls), [*_BARE_STARTS, word]
     return calls, list(_BARE_STARTS)

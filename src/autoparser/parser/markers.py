@@ -7,11 +7,24 @@ argument value, whose own leading newline the mapper trims).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from .. import peg as p
 
-__all__ = ["FENCE", "core", "flex", "is_fence", "is_markup", "is_word_marker", "language_tag", "opener", "tight"]
+__all__ = [
+    "FENCE",
+    "core",
+    "flex",
+    "is_fence",
+    "is_markup",
+    "is_word_marker",
+    "language_tag",
+    "opener",
+    "opener_rest",
+    "opener_trigger",
+    "tight",
+]
 
 FENCE = "```"
 
@@ -59,10 +72,37 @@ def is_fence(marker: str) -> bool:
 
 def opener(marker: str) -> p.Parser:
     """:func:`flex`, except that a code fence may carry any language tag or none (```` ```json ````, ```` ``` ````):
-    models tag or untag the fence a prompt showed them."""
-    if not is_fence(marker):
-        return flex(marker)
-    return p.space() + p.literal(FENCE) + language_tag() + p.space()
+    models tag or untag the fence a prompt showed them. A marker of several words (Command R+'s ``Action:`` line,
+    then a ```` ```json ```` fence on the next) is read word by word, with any whitespace between them where a word
+    ends or starts with punctuation (``Action: ```json`` on one line, as its prompt documents it), at least one
+    space between two letters."""
+    words = core(marker).split()
+    if not words:
+        return p.space()
+    found = p.space() + _opener_word(words[0])
+    for before, word in itertools.pairwise(words):
+        glued = not (before[-1].isalnum() and word[0].isalnum())
+        found = found + (p.space() if glued else p.chars("[ \t\r\n]", 1)) + _opener_word(word)
+    return found + p.space()
+
+
+def _opener_word(word: str) -> p.Parser:
+    return p.literal(FENCE) + language_tag() if is_fence(word) else p.literal(word)
+
+
+def opener_rest(marker: str) -> p.Parser | None:
+    """What follows the first word of a marker of several words, as :func:`opener` reads it (None: one word)."""
+    words = core(marker).split()
+    if len(words) < 2:
+        return None
+    return opener(" ".join(words[1:]))
+
+
+def opener_trigger(marker: str) -> str:
+    """Where :func:`opener` may start in text: the marker's core, or — for a marker of several words whose first is
+    a plain word (``Action:``) — that word, since the whitespace after it varies."""
+    words = core(marker).split()
+    return words[0] if len(words) > 1 and is_word_marker(words[0]) else core(marker)
 
 
 def language_tag() -> p.Parser:

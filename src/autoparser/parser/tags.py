@@ -21,9 +21,18 @@ UNOPENED_REASONING = "unopened-reasoning"  # an end marker whose block the model
 MISSING = "missing:"  # zero-width, inside a call: prefix of a tag naming a marker the call was read without
 
 
+UNCLOSED = "unclosed:"  # zero-width, inside a TOOL_ARG: prefix of a tag naming the end tag the value was read without
+
+
 def missing(marker: str) -> str:
     """The tag of a zero-width node recording that a call was read without ``marker`` (a dropped special token)."""
     return MISSING + marker
+
+
+def unclosed(marker: str) -> str:
+    """The tag of a zero-width node recording that an argument's value was read without its end tag ``marker``: it
+    ended where the next argument or the call's end began (the call is repaired)."""
+    return UNCLOSED + marker
 
 
 UNDECLARED = "undeclared"  # zero-width, inside a TOOL: the call names a tool the request does not declare

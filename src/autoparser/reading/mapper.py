@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall
 from ..parser import tags
-from ..parser.calls.tagged_values import decode_cut_value, decode_value, is_value_tag
+from ..parser.calls.repairs import RepairedArguments
+from ..parser.calls.tagged_values import decode_cut_value, decode_value, is_value_tag, misfit
 from ..peg import AstNode, ParseResult
 from .json_args import JsonArguments, JsonView, read_json_arguments
 
@@ -463,10 +464,15 @@ def _converted(convert_args: Callable[[str, str], str], name: str, text: str) ->
     """A complete argument text converted to JSON (then read as JSON arguments: no duplicate keys); a converter
     that cannot read it leaves the call to :func:`_repaired_conversion`."""
     try:
-        found = read_json_arguments(convert_args(name, text))
+        converted = convert_args(name, text)
+        found = read_json_arguments(converted)
     except (ValueError, RecursionError, MemoryError):
         found = _repaired_conversion(convert_args, name, text)
         found.notes.insert(0, f"{text.strip(WHITESPACE)!r} could not be read as written; read as {found.text}")
+        return found
+    if isinstance(converted, RepairedArguments):  # read, but not as the template writes it: said so
+        found.notes[:0] = converted.notes
+        found.repaired = True
     return found
 
 
@@ -591,11 +597,14 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
     repaired = False
     for arg in args:
         name = value = None
+        unclosed = ""
         for child in _children(arg):
             if child.tag == tags.TOOL_ARG_NAME:
                 name = child
             elif child.tag == tags.TOOL_ARG_STRING or is_value_tag(child.tag):
                 value = child
+            elif child.tag is not None and child.tag.startswith(tags.UNCLOSED):
+                unclosed = child.tag[len(tags.UNCLOSED) :]
         if name is None:
             break
         if name.is_partial:
@@ -618,6 +627,9 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
                 notes.append(f"left out: the argument {key_name!r}, cut off before its value")
             break
         seen.add(key_name)
+        if unclosed and value_done:
+            notes.append(f"the value of argument {key_name!r} has no {unclosed!r}: it was read up to the markup after")
+            repaired = True
         if value.tag == tags.TOOL_ARG_STRING:
             encoded = json.dumps(_string_value(value.text, value_done), ensure_ascii=False)
             parts.append(key + (encoded if value_done else encoded[:-1]))
@@ -625,6 +637,12 @@ def _tagged_arguments(args: list[AstNode], complete: bool, broken: bool = False)
                 open_value = value
         elif value_done:
             parts.append(key + _clean_value(decode_value(value.tag, value.text), key_name, notes))
+            wanted = misfit(value.tag, value.text)
+            if wanted is not None:  # (kept as written: the server decides what to do with it)
+                shown = value.text.strip(WHITESPACE)
+                kinds = " or ".join(sorted(wanted))
+                notes.append(f"the value {shown!r} of argument {key_name!r} is no {kinds}; it was kept as written")
+                repaired = True
         elif broken and (cut := decode_cut_value(value.tag, value.text)) is not None:
             parts.append(key + _clean_value(cut, key_name, notes))  # typed by the schema, as far as it got
         else:

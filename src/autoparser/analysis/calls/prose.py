@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import needles
 from ..model import (
@@ -45,6 +45,7 @@ __all__ = [
     "read_content_and_reasoning",
     "read_markers",
     "read_tool_format",
+    "stated_word",
 ]
 
 # <|name|>, <name>, </name>, [NAME], [/NAME], [BEGIN NAME]: names are identifiers (spaces only inside brackets).
@@ -75,6 +76,8 @@ _PROSE_WORDS = frozenset(
         *("return", "this", "then", "to", "use", "with", "write"),
     }
 )
+# A marker that is a plain word (``callfn``, ``CALL:``), not markup (the parser's notion: parser/markers.py).
+_PLAIN_WORD = re.compile(r"[A-Za-z_][\w.-]*:?")
 _EXAMPLE_REACH = 400  # how far after an example's name key its arguments key may come
 _SENTENCE_REACH = 300  # how far a sentence around a marker may extend each way
 
@@ -297,9 +300,25 @@ def _reasoning_empty(draft: Draft) -> bool:
     return not draft.reasoning.enabled and not draft.reasoning.end and draft.content.mode is ContentMode.PLAIN
 
 
+def _unmarked_json(fmt: ToolFormat) -> bool:
+    """JSON calls the renders show without any marker before them (a bare object or list)."""
+    return fmt.mode is ToolFormatMode.JSON_NATIVE and not (fmt.section_start.strip() or fmt.per_call_start.strip())
+
+
 def prose_can_fill(draft: Draft) -> bool:
     """Whether any part prose could fill is still empty (otherwise the instructions need not be rendered)."""
-    return _reasoning_empty(draft) or draft.tools.format.mode is ToolFormatMode.NONE
+    fmt = draft.tools.format
+    return _reasoning_empty(draft) or fmt.mode is ToolFormatMode.NONE or _unmarked_json(fmt)
+
+
+def stated_word(text: str) -> str:
+    """The marker word the tool instructions ``text`` prescribe before the calls (``callfn`` of "begin the call list
+    with the word callfn ... as callfn[{…}]"), or "" (none, or a marker that is not a plain word)."""
+    stated = read_tool_format(text)
+    if stated is None:
+        return ""
+    word = stated.section_start.strip() or stated.per_call_start.strip()
+    return word if _PLAIN_WORD.fullmatch(word) else ""
 
 
 def apply_prose(instructions: Instructions, draft: Draft) -> list[str]:
@@ -320,4 +339,10 @@ def apply_prose(instructions: Instructions, draft: Draft) -> list[str]:
         if fmt is not None:
             draft.tools = ToolsAnalysis(fmt)
             learned.append("tools")
+    elif _unmarked_json(draft.tools.format) and instructions.tools:
+        # The renders write the calls bare, the instructions prescribe a word before them: models write either.
+        word = stated_word(instructions.tools)
+        if word:
+            draft.tools = replace(draft.tools, format=replace(draft.tools.format, stated_word=word))
+            learned.append("tool marker word")
     return learned

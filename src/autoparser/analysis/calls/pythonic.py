@@ -7,9 +7,11 @@ what tells this format from tagged markup (where the name sits in a marker). The
 section start, the text after it the section end, and a ``[`` ... ``]`` pair right around the call makes the calls
 a list (otherwise they come one per line).
 
-How values are spelled takes two more renders: the quote around the value needle (none: the template writes strings
-bare), and a call with a boolean argument (``True``: Python keywords, ``true``: the template used ``tojson``; a
-template that refuses non-string values renders nothing, and the spelling stays unknown).
+How values are spelled takes a few more renders: the quote around the value needle (none: the template writes strings
+bare), a call with a boolean argument (``True``: Python keywords, ``true``: the template used ``tojson``; a
+template that refuses non-string values renders nothing, and the spelling stays unknown), a string holding both
+quote characters (written as it is: the template escapes nothing, and a quote inside a string is the string's own)
+and a call with two arguments (what separates them: ``", "``, or only a space).
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ _CALL = re.compile(
     re.DOTALL,
 )
 _KEYWORD = re.compile(rf"{re.escape(needles.ARG_FIRST)}\s*=\s*(?P<word>True|true)\b")
+_NESTED_KEYWORD = re.compile(rf"{re.escape(needles.ARG_FIRST)}\s*=\s*\{{[^{{}}]*?(?P<word>True|true)\b")
+# A string value holding both quote characters: a template that escapes nothing writes it as it is.
+_QUOTED = "XXXX\"'YYYY"
+# The text between two keyword arguments: after the first value (and its quote), before the second name's "=".
+_SEPARATOR = re.compile(rf"XXXX[\"']?(?P<sep>[^=\w\n]*?){re.escape(needles.ARG_SECOND)}\s*=")
 
 
 def analyze_pythonic_format(clean: str) -> ToolFormat | None:
@@ -57,4 +64,16 @@ def analyze_pythonic_values(renderer: VariantRenderer) -> PythonicValues:
     typed = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: True})
     keyword = _KEYWORD.search(renderer.render(needles.with_calls(typed), tools=True) or "")
     keywords = "" if keyword is None else "python" if keyword["word"] == "True" else "json"
-    return PythonicValues(quote=quote, keywords=keywords)
+    if keywords:
+        # A template that prints arguments with str() may print dicts with tojson (LFM2.5-VL: `metric=True,
+        # options={"on": true}`): it writes both spellings.
+        nested = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: {"k": True}})
+        inside = _NESTED_KEYWORD.search(renderer.render(needles.with_calls(nested), tools=True) or "")
+        if inside is not None and (inside["word"] == "True") != (keywords == "python"):
+            keywords = "both"
+    quoted = needles.tool_call(needles.FUN_FIRST, {needles.ARG_FIRST: _QUOTED})
+    raw = bool(quote) and _QUOTED in (renderer.render(needles.with_calls(quoted), tools=True) or "")
+    both = needles.tool_call(needles.FUN_FIRST, needles.BOTH_ARGS)
+    separator = _SEPARATOR.search(renderer.render(needles.with_calls(both), tools=True) or "")
+    found = separator["sep"] if separator is not None and separator["sep"].strip() in ("", ",", ";") else ", "
+    return PythonicValues(quote=quote, keywords=keywords, raw_strings=raw, separator=found or ", ")

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ...parser.calls.repairs import RepairedArguments
 from ...peg.lowering.json_schema import resolve_local_ref
 from .markers import NS
 
@@ -73,7 +74,9 @@ def arguments_to_json(text: str, parameters: Mapping[str, Any]) -> str:
         value = _json_container(stripped)
         if isinstance(value, dict):
             return _dump(value)
-    return _dump(_Reader(text, _Schemas(parameters)).read())
+    reader = _Reader(text, _Schemas(parameters))
+    found = _dump(reader.read())
+    return RepairedArguments(found, reader.notes) if reader.notes else found
 
 
 _TAG = re.compile(rf"(?:{_NS})?<(/?)([^<>/\s][^<>\n]*)>")
@@ -244,6 +247,7 @@ class _Reader:
         self.text = text
         self.schemas = schemas
         self.tokened = NS in text  # the namespace token is there: only tags with it open child elements
+        self.notes: list[str] = []  # what was read although not written as the template writes it
 
     def read(self) -> Any:
         text = self.text
@@ -273,8 +277,8 @@ class _Reader:
             if self._has_children(pos, schema):
                 stack.append(_Frame(name, schema))
                 continue
-            end, after = self._content_end(pos, name)
-            frame.members.append((name, self._leaf(text[pos:end], schema, in_array=name == _ITEM)))
+            end, after = self._content_end(pos, name, frame)
+            frame.members.append((name, self._leaf(text[pos:end], schema, name)))
             pos = after
 
     def _child_schema(self, frame: _Frame, name: str) -> Any:
@@ -298,26 +302,64 @@ class _Reader:
             return self.text.startswith(NS, at) and _OPEN.match(self.text, at) is not None
         return _OPEN.match(self.text, at) is not None
 
-    def _content_end(self, pos: int, name: str) -> tuple[int, int]:
-        """Where the content of the element ``name`` opened before ``pos`` ends, and where its end tag ends."""
+    def _content_end(self, pos: int, name: str, frame: _Frame) -> tuple[int, int]:
+        """Where the content of the element ``name`` (a child of ``frame``) opened before ``pos`` ends, and where its
+        end tag ends. A model that dropped the end tag went on with the next member of ``frame``: the content then
+        ends at that member's start tag (with the token, the first one before the end tag; without it, only where no
+        end tag follows at all), noted as a repair."""
         text, tag = self.text, f"</{name}>"
+        found: tuple[int, int] | None = None
         if self.tokened:
             at = text.find(NS + tag, pos)
             if at >= 0:
-                return at, at + len(NS) + len(tag)
-        at = text.find(tag, pos)
-        if at < 0:
+                found = at, at + len(NS) + len(tag)
+        if found is None:
+            at = text.find(tag, pos)
+            if at >= 0:
+                start = at - len(NS) if at - len(NS) >= pos and text.startswith(NS, at - len(NS)) else at
+                found = start, at + len(tag)
+        if found is None or self.tokened:
+            sibling = self._next_member(pos, found[0] if found is not None else len(text), frame)
+            if sibling is not None:
+                at, member = sibling
+                self.notes.append(f"element <{name}> has no end tag: its value was read up to <{member}>")
+                return at, at
+        if found is None and not frame.name:  # the last argument: its content ends with the call's
+            self.notes.append(f"element <{name}> has no end tag: its value was read up to the end of the call")
+            end = len(text.rstrip(_SPACE))
+            return end, end
+        if found is None:
             _fail(f"element <{name}> is not closed")
-        start = at - len(NS) if at - len(NS) >= pos and text.startswith(NS, at - len(NS)) else at
-        return start, at + len(tag)
+        return found
 
-    def _leaf(self, raw: str, schema: Any, in_array: bool) -> Any:
+    def _next_member(self, pos: int, limit: int, frame: _Frame) -> tuple[int, str] | None:
+        """The first start tag of a member of ``frame`` (a declared property, or an ``item`` of an array) between
+        ``pos`` and ``limit``, and its name; with the token, only a tag written with it."""
+        kinds = self.schemas.kinds(frame.schema)
+        for opening in _OPEN.finditer(self.text, pos, limit):
+            start = opening.start()
+            tokened = self.text.startswith(NS, start)
+            if self.tokened and not tokened:
+                continue
+            member = opening.group(1).strip()
+            if (member == _ITEM and "array" in kinds) or self._declares(frame.schema, member):
+                return start, member
+        return None
+
+    def _leaf(self, raw: str, schema: Any, name: str) -> Any:
         """One value written as text; an array-only schema takes it as one item of an array written as repeated
-        elements."""
+        elements. A value of none of the schema's types is kept as written, noted as a repair."""
         kinds = self.schemas.kinds(schema)
         if kinds == {"array"} and raw.strip(_SPACE) and not raw.strip(_SPACE).startswith("["):
-            return _Repeated([_scalar(raw, self.schemas.kinds(self.schemas.item(schema)), in_array=True)])
-        return _scalar(raw, kinds, in_array)
+            kinds = self.schemas.kinds(self.schemas.item(schema))
+            value: Any = _Repeated([_scalar(raw, kinds, in_array=True)])
+            found = value[0]
+        else:
+            value = found = _scalar(raw, kinds, name == _ITEM)
+        if type(found) is str and "string" not in kinds:  # (an untyped value admits strings)
+            wanted = " or ".join(sorted(kinds - {"number"} if "integer" in kinds else kinds))
+            self.notes.append(f"the value {raw.strip(_SPACE)!r} of <{name}> is no {wanted}; it was kept as written")
+        return value
 
     def _finish(self, frame: _Frame, top: bool = False) -> Any:
         """The value of a closed element: an object, or an array (its schema says so, or it says nothing and every

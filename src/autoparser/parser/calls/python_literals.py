@@ -4,7 +4,10 @@ Pythonic tool calls (LFM2, MiniCPM3, Gemma 3n, ...) write arguments as Python ke
 Python literals, often with JSON's spellings mixed in (models trained on ``tojson`` renders write ``true`` and
 ``null``): :func:`keyword_arguments` reads them with the PEG engine's ``pythonic`` flavor. Some templates write
 string values bare (Gemma 3n renders ``city=Paris``); with ``bare=True`` a value that is not a literal is text up to
-the ``,`` that starts the next argument or the ``)`` that ends the call.
+the ``,`` that starts the next argument or the ``)`` that ends the call. Beyond the template's bytes, two more things
+are read: a string whose inner quotes are not escaped (``title="Q3 "sync" review"``: it ends at the quote its
+argument's end follows; LFM2.5-VL's template writes strings so, models trained on it do too), and arguments
+separated by whitespace only (``f(a=1 b=2)``).
 
 :func:`kwargs_to_json` turns the complete argument text of a call into a JSON object, typing bare values by the
 tool's parameter schema.
@@ -22,45 +25,82 @@ from ... import peg as p
 from .. import tags
 from ..request import ToolSpec
 from ..schema_types import only_string
+from .repairs import RepairedArguments
 
-__all__ = ["IDENTIFIER", "decode_python_escapes", "keyword_arguments", "kwargs_to_json", "python_literal_to_json"]
+__all__ = [
+    "IDENTIFIER",
+    "decode_python_escapes",
+    "keyword_arguments",
+    "kwargs_to_json",
+    "python_literal_to_json",
+]
 
 IDENTIFIER = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
-_COMMA = p.space() + "," + p.space()
+# Between keyword arguments: a comma — or only whitespace, which some templates write (``f(a=1 b=2)``) and models
+# copy: a name and "=" must follow it then.
+_NEXT_NAME = IDENTIFIER + p.space() + "="
+_COMMA = p.choice(p.space() + "," + p.space(), p.chars("[ \t\r\n]", 1) + p.peek(_NEXT_NAME))
 # Where a bare value ends: at a "," that starts the next keyword argument, or at a ")" that ends the call (the end of
 # the output, of the line, of a list or a fence, or another call after it). Any other "," or ")" is text.
-_NEXT_ARGUMENT = p.literal(",") + p.space() + IDENTIFIER + p.space() + "="
+_NEXT_ARGUMENT = p.literal(",") + p.space() + _NEXT_NAME
+_SPACED_ARGUMENT = p.chars("[ \t]", 1) + _NEXT_NAME  # the next argument where the template separates them by a space
 _NEXT_CALL = p.literal(",") + p.space() + p.choice(IDENTIFIER + p.space() + "(", "]", p.end())
 _CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\r\n\\];`<]", 1, 1), _NEXT_CALL)
 _BARE_CHUNK = p.until_one_of([",", ")"])
+# What follows a complete literal value: the next argument (after a comma, or whitespace) or the call's end.
+_AFTER_LITERAL = p.peek(p.space() + p.choice(",", ")", p.end(), _NEXT_NAME))
+_LOOSE = "loose-string"  # tag (inside the keyword-argument parser only): a string whose inner quotes are not escaped
 
 
-def _bare_text() -> p.Parser:
-    """Unquoted text up to the end of its argument; it may hold ``,`` and ``)`` that end nothing."""
+def _bare_text(spaced: bool) -> p.Parser:
+    """Unquoted text up to the end of its argument; it may hold ``,`` and ``)`` that end nothing (``spaced``: the
+    template separates arguments by a space, so a space before ``name=`` ends it too)."""
+    if spaced:
+        chunk = p.until_one_of([",", ")", " ", "\t"])
+        inner = p.negate(p.choice(_NEXT_ARGUMENT, _CALL_END, _SPACED_ARGUMENT)) + p.chars("[,) \t]", 1, 1) + chunk
+        return chunk + p.zero_or_more(inner)
     inner = p.negate(p.choice(_NEXT_ARGUMENT, _CALL_END)) + p.chars("[,)]", 1, 1) + _BARE_CHUNK
     return _BARE_CHUNK + p.zero_or_more(inner)
 
 
-def keyword_arguments(*, tagged: bool, bare: bool = False) -> p.Parser:
+def _loose_string() -> p.Parser:
+    """A quoted string whose inner quotes the writer did not escape (``"Q3 "sync" review"``): it ends at the quote
+    that the end of its argument follows — the next ``name=`` after a comma or a space, or the ``)`` that ends the
+    call — and any other quote is the string's own. It never runs past the end of the call (a ``)`` that ends it:
+    ``city="Zanzibar), get_weather(`` lost its closing quote; the call is broken, not one string). A backslash
+    escapes the character after it, as in any Python string (``"Pa \\"`` cut off there is no string)."""
+    # (the end of the text too: a call's argument text is converted without its ")")
+    ends = p.choice(p.space() + p.choice(_NEXT_ARGUMENT, _CALL_END, p.end()), _SPACED_ARGUMENT)
+    forms = []
+    for quote in ('"', "'"):
+        closing = p.literal(quote) + p.peek(ends)
+        chunk = p.until_one_of([quote, ")", "\\"])
+        step = p.choice(p.literal("\\") + p.any_char(), p.negate(closing) + quote, p.negate(_CALL_END) + ")")
+        forms.append(p.literal(quote) + chunk + p.zero_or_more(step + chunk) + closing)
+    return p.choice(*forms)
+
+
+def keyword_arguments(*, tagged: bool, bare: bool = False, spaced: bool = False) -> p.Parser:
     """``name=value, ...`` (possibly empty, a trailing comma allowed), values being Python or JSON literals.
 
     ``tagged`` marks each argument's name and value (for :func:`kwargs_to_json`: a literal is TOOL_ARG_VALUE, bare
-    text TOOL_ARG_STRING); inside a call the whole text is one TOOL_ARGS node and needs no inner tags. ``bare``:
-    values may also be unquoted text."""
-    literal = p.json("pythonic")
-    if bare:
-        # A literal only if the argument ends right after it: `city=2nd street` is text, `days=2` a number.
-        literal = literal + p.peek(p.space() + p.choice(",", ")", p.end()))
+    text TOOL_ARG_STRING, a string with unescaped quotes ``_LOOSE``); inside a call the whole text is one TOOL_ARGS
+    node and needs no inner tags. ``bare``: values may also be unquoted text. ``spaced``: the template separates
+    arguments by whitespace only (``f(a=1 b=2)``; read everywhere, but bare text then also ends at a space before the
+    next ``name=``)."""
+    literal = p.json("pythonic") + _AFTER_LITERAL
+    loose = _loose_string()
     name: p.Parser = IDENTIFIER
     value: p.Parser = literal
     if tagged:
         name, value = p.tag(tags.TOOL_ARG_NAME, name), p.tag(tags.TOOL_ARG_VALUE, literal)
+        loose = p.tag(_LOOSE, loose)
+    value = p.space() + p.choice(value, loose)
     if bare:
-        # Bare text starts right after "=": its own leading spaces are kept.
-        text = p.tag(tags.TOOL_ARG_STRING, _bare_text()) if tagged else _bare_text()
-        value = p.choice(p.space() + value, text)
-    else:
-        value = p.space() + value
+        # Bare text starts right after "=": its own leading spaces are kept. (A literal only if the argument ends
+        # right after it: `city=2nd street` is text, `days=2` a number.)
+        text = p.tag(tags.TOOL_ARG_STRING, _bare_text(spaced)) if tagged else _bare_text(spaced)
+        value = p.choice(value, text)
     kwarg = name + p.space() + "=" + value
     if tagged:
         kwarg = p.tag(tags.TOOL_ARG, kwarg)
@@ -68,34 +108,43 @@ def keyword_arguments(*, tagged: bool, bare: bool = False) -> p.Parser:
 
 
 @functools.cache
-def _kwargs_parser(bare: bool) -> p.CompiledParser:
-    return (p.space() + keyword_arguments(tagged=True, bare=bare) + p.space() + p.end()).compile()
+def _kwargs_parser(bare: bool, spaced: bool) -> p.CompiledParser:
+    return (p.space() + keyword_arguments(tagged=True, bare=bare, spaced=spaced) + p.space() + p.end()).compile()
 
 
-def kwargs_to_json(text: str, tool: ToolSpec | None = None, *, bare: bool = False) -> str:
+def kwargs_to_json(
+    text: str, tool: ToolSpec | None = None, *, bare: bool = False, spaced: bool = False, raw: bool = False
+) -> str:
     """The JSON object for the keyword arguments ``text`` of a complete call (``a="v", b=[1, True]``).
 
     The text was validated by the same grammar, so the parse succeeds (text that does not parse raises
     ``ValueError``: a broken call's repair tries prefixes). A repeated name is written twice: the mapper keeps the
     first and warns. With ``bare``, the template writes strings unquoted: a value of a parameter that only takes
     strings is its text (``zip=01234``, ``flag=True`` are strings there), other bare text becomes a JSON string too,
-    and literals keep their type."""
-    result = _kwargs_parser(bare).parse(text)
+    and literals keep their type. A string whose inner quotes are not escaped is read up to the quote its argument
+    ends at; unless the template writes strings so (``raw``), that is a repair: the result is then
+    :class:`.repairs.RepairedArguments` with a note."""
+    result = _kwargs_parser(bare, spaced).parse(text)
     if result.fail:
         raise ValueError(f"not keyword arguments: {text[:80]!r}")
     members: list[tuple[str, str]] = []
+    notes: list[str] = []
     for node in result.nodes:
         if node.tag != tags.TOOL_ARG:
             continue
         name, value = node.children  # the tagged name and value (sequences make no nodes)
+        if value.tag == _LOOSE and not raw:
+            notes.append(f"the string of argument {name.text!r} holds quotes that are not escaped: {value.text!r}")
         members.append((name.text, _value_json(value.tag, value.text, tool, name.text, bare)))
-    body = ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {value}" for name, value in members)
-    return "{" + body + "}"
+    body = "{" + ", ".join(f"{json.dumps(name, ensure_ascii=False)}: {value}" for name, value in members) + "}"
+    return RepairedArguments(body, notes) if notes else body
 
 
 def _value_json(tag: str, text: str, tool: ToolSpec | None, name: str, bare: bool) -> str:
     if tag == tags.TOOL_ARG_STRING:
         return json.dumps(text, ensure_ascii=False)  # exactly what the template wrote between "=" and "," / ")"
+    if tag == _LOOSE:
+        return json.dumps(decode_python_escapes(text[1:-1]), ensure_ascii=False)  # (escapes read as in any string)
     if bare and text[:1] not in ("'", '"') and _only_string(tool, name):
         return json.dumps(text, ensure_ascii=False)  # the template writes this parameter's strings unquoted
     return python_literal_to_json(text)

@@ -29,7 +29,15 @@ from .. import tags
 from ..schema_types import only_string
 from .python_literals import python_literal_to_json
 
-__all__ = ["decode_cut_value", "decode_value", "is_value_tag", "json_types", "json_value_tag", "value_tag"]
+__all__ = [
+    "decode_cut_value",
+    "decode_value",
+    "is_value_tag",
+    "json_types",
+    "json_value_tag",
+    "misfit",
+    "value_tag",
+]
 
 _WHITESPACE = " \t\r\n"
 _TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
@@ -121,6 +129,19 @@ def decode_value(tag: str, text: str) -> str:
     if "string" in types:
         return json.dumps(text, ensure_ascii=False)
     return literal if literal is not None else json.dumps(text, ensure_ascii=False)
+
+
+def misfit(tag: str, text: str) -> frozenset[str] | None:
+    """The types of a typed value tag when the complete value ``text`` is none of them (:func:`decode_value` then
+    keeps it as written: ``three`` of an integer parameter is the string ``"three"``); None when it fits or the tag
+    is untyped. A value its schema does not admit is a repair the mapper warns about, not a complete call."""
+    if tag == tags.TOOL_ARG_VALUE:
+        return None
+    types = frozenset(tag[len(tags.TOOL_ARG_VALUE) + 1 :].split("|"))
+    if "string" in types:
+        return None
+    literal = _literal(text.strip(_WHITESPACE))
+    return None if literal is not None and _fits(literal, types) else types
 
 
 def decode_cut_value(tag: str, text: str) -> str | None:

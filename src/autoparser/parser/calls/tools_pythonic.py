@@ -118,7 +118,7 @@ class PythonicParser:
     convert: Callable[[str, str], str]  # tool name, argument text -> JSON arguments
 
 
-def _call(tool: ToolSpec, bare: bool, ends: tuple[str, ...] = ()) -> p.Parser:
+def _call(tool: ToolSpec, bare: bool, spaced: bool, ends: tuple[str, ...] = ()) -> p.Parser:
     """``name(kwargs)``, complete only at its ``)``.
 
     The name is reported once the first ``keyword=`` (or the ``)`` of an empty call) shows this is a call in our
@@ -126,7 +126,7 @@ def _call(tool: ToolSpec, bare: bool, ends: tuple[str, ...] = ()) -> p.Parser:
     which a stream could not take back."""
     first = p.choice(")", IDENTIFIER + p.space() + "=")
     name = p.atomic(p.tag(tags.TOOL_NAME, p.literal(tool.name)) + "(" + p.peek(p.space() + first))
-    arguments = p.tag(tags.TOOL_ARGS, keyword_arguments(tagged=False, bare=bare))
+    arguments = p.tag(tags.TOOL_ARGS, keyword_arguments(tagged=False, bare=bare, spaced=spaced))
     body = name + p.commit() + p.space() + arguments + p.space() + ")"
     # Committed at the name: kept as it stood if the rest breaks (the rest, up to the call's ")" or one of ``ends``,
     # is left out with a warning). The lookahead makes no call node at all where the output ends before a name (a
@@ -137,9 +137,11 @@ def _call(tool: ToolSpec, bare: bool, ends: tuple[str, ...] = ()) -> p.Parser:
 def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicParser:
     """The pythonic call parser for the request's tools, in the layout ``tools`` learned and the common ones."""
     bare = tools.pythonic.quote == ""
+    spaced = not tools.pythonic.separator.strip()  # `f(a=1 b=2)`
+    raw = tools.pythonic.raw_strings  # `title="Q3 "sync" review"` is how the template writes strings
     wrapper = split_wrapper(tools.format)
     ends = (FENCE, *(m for pair in (*COMMON_WRAPPERS, (wrapper.open, wrapper.close)) for m in pair if m))
-    call = p.choice(*(_call(tool, bare, ends) for tool in request.tools))
+    call = p.choice(*(_call(tool, bare, spaced, ends) for tool in request.tools))
     sep = p.space() + p.optional(p.choice(",", ";")) + p.space()
     calls = call + p.zero_or_more(sep + call) + p.optional(p.space() + ",")
     listed = p.literal("[") + p.space() + p.optional(calls) + p.space() + p.choice("]", p.end())
@@ -193,7 +195,7 @@ def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicPars
         stripped = text.strip()
         if stripped[:1] in ("{", '"'):  # a JSON call's arguments (keyword arguments never start so)
             return _json_arguments(stripped)
-        return kwargs_to_json(text, by_name.get(name), bare=bare)
+        return kwargs_to_json(text, by_name.get(name), bare=bare, spaced=spaced, raw=raw)
 
     return PythonicParser(
         p.recover(p.choice(*sections)),

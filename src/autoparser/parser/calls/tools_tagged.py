@@ -12,6 +12,8 @@ markup allows, its arguments are untyped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ... import peg as p
 from ...analysis.model import CallIdPosition, ToolFormatMode, ToolsAnalysis
 from .. import tags
@@ -104,19 +106,23 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     # value stops before one that precedes its end tag. Other whitespace (spaces, tabs, more breaks) is the value's.
     lead = p.optional(p.choice(*map(p.literal, _layout(args.value_lead))))
     trail = {t + value_end for t in _layout(args.value_trail)} if value_end else set()
-    stops = sorted({*trail, *value_stops(tools)}, key=len, reverse=True)
+    # An unknown name is read up to its end marker, but never across markup or lines: a damaged end marker must
+    # not let one "name" swallow the rest of the output.
+    name_stops = sorted({name_end, "<", "\n"}, key=len, reverse=True)
+    ended = _unclosed_value(tools, name_stops, name_end)
+    stops = sorted({*trail, *value_stops(tools), *ended.stops}, key=len, reverse=True)
 
     def arg(name: p.Parser, kind: str, container: bool = False) -> p.Parser:
-        value = p.tag(kind, p.until_one_of(stops))
+        value = p.tag(kind, ended.text(p.until_one_of(stops)))
         if container and value_end:
             # An object or array is read as JSON first: its strings may hold the end tag or call markup, which
             # a grammar's JSON allows (the end tag closes the value only after the JSON is complete).
-            whole = p.tag(kind, p.space() + p.json()) + p.peek(p.space() + p.literal(value_end))
+            whole = p.tag(kind, p.space() + p.json()) + p.peek(p.space() + ended.after(value_end))
             value = p.choice(whole, value)
         # Once an argument's name is complete the call is committed: a stream announces it, and a complete parse
         # keeps it even if the rest turns out malformed (see assemble.py).
         head = flex(args.name_prefix) + name + name_close + p.commit()
-        return p.tag(tags.TOOL_ARG, head + value_prefix + lead + value + flex(args.value_suffix))
+        return p.tag(tags.TOOL_ARG, head + value_prefix + lead + value + ended.closing(flex(args.value_suffix)))
 
     props = tool.parameters.get("properties") if tool is not None else None
     known = []
@@ -126,22 +132,70 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
             name = p.atomic(p.tag(tags.TOOL_ARG_NAME, p.literal(prop)) + p.peek(name_end))
             types = json_types(schema)
             known.append(arg(name, value_tag(schema), bool(types) and types <= {"object", "array"}))
-    # An unknown name is read up to its end marker, but never across markup or lines: a damaged end marker must
-    # not let one "name" swallow the rest of the output.
-    name_stops = sorted({name_end, "<", "\n"}, key=len, reverse=True)
     unknown = arg(p.tag(tags.TOOL_ARG_NAME, p.until_one_of(name_stops)) + p.peek(name_end), tags.TOOL_ARG_VALUE)
     return p.choice(*known, unknown)
 
 
+@dataclass(frozen=True, slots=True)
+class _Unclosed:
+    """Where a tagged value whose end tag the model dropped ends: at the next argument's head (its opener, a name
+    and the name's end: ``<parameter=days>``) or at the call's own end marker. ``stops`` are the openers (with the
+    layout before them), ``next`` what must follow for the value to end there; an opener that starts no argument
+    head is the value's text."""
+
+    stops: tuple[str, ...] = ()
+    next: p.Parser | None = None
+    missing: str = ""
+
+    def after(self, end_tag: str) -> p.Parser:
+        """What may follow a complete value: its end tag, or where a value without it ends."""
+        return p.literal(end_tag) if self.next is None else p.choice(p.literal(end_tag), self.next)
+
+    def text(self, chunk: p.Parser) -> p.Parser:
+        """The value's text: ``chunk`` (an until() to the stops), continued past an opener no head follows."""
+        if self.next is None:
+            return chunk
+        opener = p.choice(*map(p.literal, self.stops))
+        return chunk + p.zero_or_more(p.negate(self.next) + opener + chunk)
+
+    def closing(self, end_tag: p.Parser) -> p.Parser:
+        """The value's end tag, or — dropped — a zero-width note of it where the next argument or the call's end
+        follows (the call is then repaired: see the mapper)."""
+        if self.next is None:
+            return end_tag
+        return p.choice(end_tag, p.space() + p.tag(tags.unclosed(self.missing), p.eps()) + p.peek(self.next))
+
+
+def _unclosed_value(tools: ToolsAnalysis, name_stops: list[str], name_end: str) -> _Unclosed:
+    """How a value without its end tag ends (:class:`_Unclosed`); nothing where the markers are not distinctive."""
+    args, fn, fmt = tools.arguments, tools.function, tools.format
+    opener, value_end = core(args.name_prefix), core(args.value_suffix)
+    if not value_end or not _ends_values(opener) or not name_end:
+        return _Unclosed()
+    openers = tuple(sorted({t + opener for t in _layout(args.value_trail)} | {opener}, key=len, reverse=True))
+    head = p.space() + p.literal(opener) + p.until_one_of(name_stops) + p.literal(name_end)
+    ends = [m for m in dict.fromkeys(core(m) for m in (fn.close, fmt.per_call_end)) if m and is_markup(m)]
+    following = p.choice(head, *map(p.literal, ends)) if ends else head
+    return _Unclosed(openers, p.space() + following, value_end)
+
+
 def value_stops(tools: ToolsAnalysis) -> list[str]:
-    """Where a tagged value ends: its end tag, or — when that tag is damaged or missing — the call's own markup (the
-    end of the call, the start of another), so one broken value cannot swallow the calls after it. A grammar's
-    string value holds none of them. Longest first."""
-    fmt, fn = tools.format, tools.function
+    """Where a tagged value ends: its end tag, or — when that tag is damaged or missing — the next argument's opener
+    or the call's own markup (the end of the call, the start of another), so one broken value cannot swallow the
+    arguments and calls after it. A grammar's string value holds none of them. Longest first."""
+    fmt, fn, args = tools.format, tools.function, tools.arguments
     markup = {core(m) for m in (fn.close, fmt.per_call_end, fmt.per_call_start, fn.name_prefix)}
     # (An empty end tag stays in: nothing could end a value, and building the parser fails, as it must.)
     stops = {core(tools.arguments.value_suffix), *(m for m in markup if is_markup(m))}
+    if _ends_values(core(args.name_prefix)):
+        stops.add(core(args.name_prefix))
     return sorted(stops, key=len, reverse=True)
+
+
+def _ends_values(opener: str) -> bool:
+    """Whether an argument's opener may end a value whose end tag was dropped: a tag-like opener (``<parameter=``,
+    ``<arg_key>``, ``<arg:``, ``[KEY]``); a name and the name's end must follow it too (:class:`_Unclosed`)."""
+    return len(opener) >= 2 and opener[0] in "<[" and not opener[1].isspace()
 
 
 def tagged_call(tools: ToolsAnalysis, tool: ToolSpec) -> p.Parser:
