@@ -186,22 +186,45 @@ class _Addressed:
     def __init__(self, analysis: TemplateAnalysis, request: ParseRequest) -> None:
         self.analysis, self.request, self.blocks = analysis, request, analysis.blocks
         b = self.blocks
-        self.first = p.eps() if block_prefill(b, request.generation_prompt) else p.literal(b.open.lstrip())
-        if b.reasoning:  # an optional reasoning block first
-            thought = p.literal(b.reasoning + b.header_end) + self.free_text() + p.literal(b.open.lstrip())
-            self.first = self.first + p.optional(thought)
+        self.prefill = block_prefill(b, request.generation_prompt)
+        start = b.open.lstrip()
+        self.ends = [e for e in end_markers(analysis) if e != b.block_end]
+        # What the output starts with: the rest of the opener the prompt began (all of it, or none), then a value;
+        # inside reasoning or the answer where the prompt opened that block.
+        self.in_reasoning = bool(b.reasoning) and self.prefill == b.header(b.reasoning)
+        self.in_answer = not self.in_reasoning and self.prefill == b.header(b.content)
+        self.rest = "" if self.in_reasoning or self.in_answer else start[len(self.prefill) :]
 
-    def text(self) -> p.Parser:
-        """The content recipient's block after its opener: any text up to the next opener."""
+    def next_block(self) -> p.Parser:
+        """The end of a block and the next one's opener (the separator is whitespace: one ``space``)."""
         b = self.blocks
-        return p.literal(b.content + b.header_end) + self.free_text()
+        ended = p.literal(b.block_end) if b.block_end else p.eps()
+        return ended + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
-        """A block's text: up to the next opener, and without the opener's first token (`<|from|>`), which the
-        parser reports where it starts no header."""
-        start = self.blocks.open.lstrip()
+        """A block's text: up to the block end or the next opener, and without the opener's first token
+        (`<|from|>`), which the parser reports where it starts no header."""
+        b = self.blocks
+        start = b.open.lstrip()
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
-        return p.until(token or start)
+        stops = sorted({token or start, b.block_end} - {""}, key=len, reverse=True)
+        return p.until_one_of(stops)
+
+    def thought(self) -> p.Parser:
+        """The rest of a reasoning block the prompt opened, or an optional one of the model's; then the next block's
+        opener."""
+        b = self.blocks
+        if self.in_reasoning:
+            return self.free_text() + self.next_block()
+        if not b.reasoning or self.in_answer:
+            return p.eps()
+        return p.optional(p.literal(b.reasoning + b.header_end) + self.free_text() + self.next_block())
+
+    def text(self) -> p.Parser:
+        """The content block after its opener (its header too unless the prompt wrote it): any text."""
+        b = self.blocks
+        head = p.eps() if self.in_answer else p.literal(b.content + b.header_end)
+        return head + self.free_text()
 
     def section(self) -> p.Parser:
         b, request = self.blocks, self.request
@@ -211,34 +234,45 @@ class _Addressed:
         calls = []
         for tool in seen.values():
             arguments = p.schema(p.json(), f"tool-{rule_safe(tool.name)}-args", tool.parameters or {"type": "object"})
-            calls.append(
-                p.rule(f"tool-{rule_safe(tool.name)}", p.literal(tool.name + b.header_end) + p.space() + arguments)
-            )
+            head = p.literal(b.call + tool.name + b.header_end)
+            calls.append(p.rule(f"tool-{rule_safe(tool.name)}", head + p.space() + arguments))
         call = p.choice(*calls)
-        # (the separator is whitespace: one `space` before the opener, which JSON's own trailing space may also take)
-        more = p.space() + p.literal(b.open.lstrip())
+        # (JSON's own trailing space may take the separator too)
+        more = p.space() + self.next_block()
         return (call + p.zero_or_more(more + call) if request.parallel_tool_calls else call) + p.space()
 
+    def end(self) -> p.Parser:
+        """The last block's end and the end-of-turn marker the model writes last (both optional)."""
+        b = self.blocks
+        ended = p.optional(p.literal(b.block_end) + p.space()) if b.block_end else p.eps()
+        return ended + (p.optional(p.choice(*map(p.literal, self.ends)) + p.space()) if self.ends else p.eps())
+
     def triggers(self) -> tuple[Trigger, ...]:
-        """A block addressed to a requested tool: its name and header end, at the start of the output (the prompt
-        wrote the opener) or after an opener."""
+        """A block addressed to a requested tool: its value and header end, at the start of the output (after the
+        part of the opener the prompt did not write) or after an opener."""
         b = self.blocks
         names = "|".join(re.escape(t.name) for t in self.request.tools)
-        recipient = rf"((?:{names}){re.escape(b.header_end)})"
-        return Trigger("pattern", f"^{recipient}"), Trigger("pattern", re.escape(b.open.lstrip()) + recipient)
+        value = rf"({re.escape(b.call)}(?:{names}){re.escape(b.header_end)})"
+        found = [Trigger("pattern", re.escape(b.open.lstrip()) + value)]
+        if not (self.in_reasoning or self.in_answer):
+            found.insert(0, Trigger("pattern", f"^{re.escape(self.rest)}{value}"))
+        return tuple(found)
 
     def grammar(self) -> GrammarSpec:
         b, request = self.blocks, self.request
-        ends = end_markers(self.analysis)  # the end-of-turn marker the model writes last (optional)
-        end = p.optional(p.choice(*map(p.literal, ends)) + p.space()) if ends else p.eps()
+        first = p.literal(self.rest) if self.rest else p.eps()
+        lead = first + self.thought()
         if request.json_schema is not None:
-            body = p.literal(b.content + b.header_end) + p.space() + json_answer(request) + p.space()
-            return whole_grammar(self.first + body + end)
+            head = p.eps() if self.in_answer else p.literal(b.content + b.header_end)
+            return whole_grammar(lead + head + p.space() + json_answer(request) + p.space() + self.end())
         if not request.tools_enabled:
             return GrammarSpec()
-        section = self.section() + end
-        opener = p.literal(b.open.lstrip())
+        section = self.section() + self.end()
         if request.tool_choice == "required":
-            return whole_grammar(self.first + p.optional(self.text() + opener) + section)
-        whole = self.first + p.choice(self.text() + p.optional(opener + section), section)
+            return whole_grammar(lead + p.optional(self.text() + self.next_block()) + section)
+        # After the answer: calls, or the end (a block end and end-of-turn marker; text runs on where blocks have
+        # no end).
+        then = p.choice(self.next_block() + section, self.end()) if b.block_end else p.optional(self.next_block() + section)
+        answer = self.text() + then
+        whole = lead + (answer if self.in_answer else p.choice(answer, section))
         return lazy_grammar(p.trigger_rule("calls", section), self.triggers(), whole)

@@ -63,6 +63,8 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
         rest = marker
         while closer is not None and (m := closer.match(rest)) is not None:
             rest = rest[m.end() :].lstrip()
+        if blocks.block_end and rest.startswith(blocks.block_end):  # (read as the last block's end)
+            rest = rest[len(blocks.block_end) :].lstrip()
         if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
             found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
     return sorted(found, key=lambda m: (-len(m), m))
@@ -78,13 +80,28 @@ def block_prefill(blocks: BlockFormat, generation_prompt: str) -> str:
     """The part of the generation prompt the parser reads before the output: the header the prompt ends with (the
     turn's first block is open: a reasoning or answer block, or an addressed header waiting for its recipient)."""
     if blocks.mode is BlockMode.ADDRESSED:
-        return blocks.open if blocks.open and generation_prompt.endswith(blocks.open) else ""
+        return _addressed_prefill(blocks, generation_prompt)
     tags_ = "|".join(re.escape(t) for t in (blocks.reasoning, blocks.content) if t)
     if not tags_:
         return ""
     header = re.escape(blocks.open) + f"(?:{tags_})" + _ATTRS + r"\s*" + re.escape(blocks.header_end) + r"\s*\Z"
     found = re.search(header, generation_prompt)
     return generation_prompt[found.start() :] if found else ""
+
+
+def _addressed_prefill(blocks: BlockFormat, generation_prompt: str) -> str:
+    """An addressed block's header the prompt ends with (the model writes into reasoning or the answer it opened),
+    else the opener or the start of it up to a marker token (``<|start|>`` of ``<|start|>assistant``: the model
+    writes the role and its suffix)."""
+    values = [v for v in (blocks.reasoning, blocks.content) if v] + ([""] if not blocks.content else [])
+    for value in values:
+        if generation_prompt.endswith(blocks.header(value)):
+            return blocks.header(value)
+    start = blocks.open.lstrip()
+    for cut in [len(start), *sorted((m.end() for m in marker_positions(start)), reverse=True)]:
+        if cut and generation_prompt.endswith(start[:cut]):
+            return start[:cut]
+    return ""
 
 
 def opener(blocks: BlockFormat) -> p.Parser:
@@ -305,11 +322,23 @@ class _Tagged:
 
 
 class _Addressed:
-    """Addressed blocks: ``OPEN RECIPIENT HEADER_END body``, up to the next header."""
+    """Addressed blocks: ``OPEN VALUE HEADER_END body [BLOCK_END]``, up to the block end or the next header."""
 
     def __init__(self, analysis: TemplateAnalysis, request: ParseRequest) -> None:
         self.analysis, self.request, self.blocks = analysis, request, analysis.blocks
         self.ends = end_markers(analysis)
+
+    def head(self, value: str) -> p.Parser:
+        """``OPEN value HEADER_END`` (the answer's value may be empty: ``<|im_start|>assistant`` + line break)."""
+        return opener(self.blocks) + (p.literal(value) if value else p.eps()) + header_end(self.blocks)
+
+    def closing(self, inline: bool = False) -> p.Parser:
+        """The block end after a block, optional (a model may stop before it); ``inline``: kept in the content."""
+        b = self.blocks
+        if not b.block_end:
+            return p.eps()
+        end = p.tag(tags.CONTENT, p.literal(b.block_end)) if inline else p.literal(b.block_end)
+        return p.optional(p.space() + p.atomic(end))
 
     def build(self) -> GeneratedParser:
         b, request = self.blocks, self.request
@@ -317,27 +346,28 @@ class _Addressed:
         # The opener's first token alone (`<|from|>`, repeated or left without its role) starts no header: reported.
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
         stops = sorted(
-            {start, token, *([b.separator + start] if b.separator else []), *self.ends} - {""}, key=len, reverse=True
+            {start, token, *([b.separator + start] if b.separator else []), *self.ends, b.block_end} - {""},
+            key=len,
+            reverse=True,
         )
         body = p.until_one_of(stops)
-        open_, end = opener(b), header_end(b)
         items: list[p.Parser] = []
         if b.reasoning:
-            head = open_ + p.literal(b.reasoning) + end
+            head = self.head(b.reasoning)
             if request.reasoning_format != "none":
-                items.append(p.atomic(head) + p.tag(tags.REASONING, body))
-            else:  # inline: the block, its header included, stays in the content
-                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, body))
-        items.append(p.atomic(open_ + p.literal(b.content) + end) + p.tag(tags.CONTENT, body))
+                items.append(p.atomic(head) + p.tag(tags.REASONING, body) + self.closing())
+            else:  # inline: the block, its header and end included, stays in the content
+                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, body) + self.closing(True))
+        items.append(p.atomic(self.head(b.content)) + p.tag(tags.CONTENT, body) + self.closing())
         triggers: list[str] = []
         if request.tools_enabled:
-            items.append(self.call(stops))
+            items.append(self.call(stops) + self.closing())
             triggers.append(start)
-        # Another recipient (a call that does not parse, a tool while tools are off): the header is reported and the
+        # Another value (a call that does not parse, a tool while tools are off): the header is reported and the
         # block's text is content; an opener that starts no header too.
-        other = open_ + p.chars(undeclared.IDENTIFIER_CHARS) + end
-        items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body))
-        items.append(p.atomic(p.tag(tags.UNPARSED, open_)))
+        other = opener(b) + p.chars(self.value_chars()) + header_end(b)
+        items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body) + self.closing(True))
+        items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
         items += _end_of_turn(self.ends)
@@ -346,22 +376,36 @@ class _Addressed:
         prefill = block_prefill(b, request.generation_prompt)
         return GeneratedParser(parser, prefill, tuple(triggers), request)
 
+    def value_chars(self) -> str:
+        """What a header value is written with: an identifier's characters and the punctuation of the values the
+        template writes (``/`` and ``:`` of ``/tool:get_weather``)."""
+        b = self.blocks
+        extra = sorted({c for c in b.call + b.reasoning + b.content if c in _VALUE_PUNCTUATION})
+        return undeclared.IDENTIFIER_CHARS[:-1] + "".join(extra) + "]"
+
     def call(self, stops: list[str]) -> p.Parser:
-        """A block addressed to a tool: its body is the JSON arguments. Committed at the header; a body that breaks
-        keeps the call as it stood (its rest, to the next header, left out with a warning)."""
+        """A block addressed to a tool (its value the call prefix and the tool's name): its body is the JSON
+        arguments. Committed at the header; a body that breaks keeps the call as it stood (its rest, to the next
+        header or the block end, left out with a warning)."""
         b, request = self.blocks, self.request
         open_, end = opener(b), header_end(b)
+        if b.call:
+            open_ = open_ + p.literal(b.call)
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
         declared = p.choice(*(p.literal(n) + p.peek(end) for n in names))
-        other = p.negate(p.literal(b.content) + end) + undeclared.not_declared(request.tools, end)
-        other += p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
+        other = p.negate(p.literal(b.content) + end) if b.content and not b.call else p.eps()
+        other += undeclared.not_declared(request.tools, end) + p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
         # (another recipient is a call only where JSON follows: `to=mail` with a letter is a block of text)
         other_head = p.atomic(open_ + p.tag(tags.TOOL_NAME, other) + end + p.peek(p.space() + p.choice("{", "[")))
         head = p.choice(
             p.atomic(open_ + p.tag(tags.TOOL_NAME, declared) + end), *undeclared.alternative(request, other_head)
         )
         call = p.tag(tags.TOOL, head + p.commit() + p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
-        return recover_call(call, stops, balanced=JSON)
+        return recover_call(call, stops, balanced=JSON, closers=(b.block_end,) if b.block_end else ())
+
+
+# Punctuation a header value may hold besides an identifier's (`assistant/tool:NAME`, `assistant to=NAME`).
+_VALUE_PUNCTUATION = frozenset("/:=@#+~!")
 
 
 def _end_of_turn(markers: list[str]) -> list[p.Parser]:

@@ -348,7 +348,16 @@ def _common_suffix(a: str, b: str) -> str:
     return a[len(a) - common_prefix_len(a[::-1], b[::-1]) :]
 
 
+# An opener starts with a marker token (``<|from|>``, ``<turn>``) or is a run of one punctuation character (``>>>``).
+_OPENER = re.compile(rf"{_MARK}.*|(\W)\1{{2,}}", re.DOTALL)
+# A header value is on the header's line (a recipient ``all``, a role suffix ``/think``, `` to=functions.``).
+_VALUE = re.compile(r"[^\r\n]{0,64}")
+
+
 def _addressed(renders: _Renders) -> BlockFormat | None:
+    """``OPEN VALUE HEADER_END body [END]``: the value says what the block is. A call's value is the tool's name after
+    a prefix (``get_weather``, ``/tool:get_weather``, `` to=functions.get_weather``), the answer's a word or nothing
+    (``all``; ``<|im_start|>assistant`` with no suffix), reasoning's another (``scratchpad``, ``/think``)."""
     if renders.call is None:
         return None
     call = renders.call
@@ -361,35 +370,82 @@ def _addressed(renders: _Renders) -> BlockFormat | None:
     before = answer[: answer.index(needles.ASSISTANT_MSG)]
     if not header_end or not before.endswith(header_end):
         return None
-    word = _WORD_AT_END.search(before[: len(before) - len(header_end)])
-    if word is None:
-        return None
-    ahead = before[: word.start()]
-    if renders.calls is not None and needles.FUN_SECOND in renders.calls:
-        calls = renders.calls
-        opened = _common_suffix(calls[: calls.find(needles.FUN_FIRST)], calls[: calls.find(needles.FUN_SECOND)])
+    head = before[: len(before) - len(header_end)]
+    parallel = renders.calls is not None and needles.FUN_SECOND in renders.calls
+    if parallel:
+        calls = renders.calls or ""
+        named = _common_suffix(calls[: calls.find(needles.FUN_FIRST)], calls[: calls.find(needles.FUN_SECOND)])
     else:
-        opened = _common_suffix(call[:name_at], ahead)
-    opener = opened.lstrip()
-    separator = opened[: len(opened) - len(opener)]
-    if not opener or _WORD_AT_END.fullmatch(opener) or not ahead.endswith(opener):
+        named = call[:name_at]
+    split = _split_header(named, head, exact=parallel)
+    if split is None:
         return None
-    content = word["word"]
+    opener, separator, prefix, content = split
+    reasoning = _value_of(renders.reasoning, needles.THINKING, opener, header_end, content)
+    end, layout = _block_end(renders, opener, reasoning)
     return BlockFormat(
-        BlockMode.ADDRESSED, opener, header_end, separator=separator, content=content,
-        reasoning=_recipient_of(renders.reasoning, needles.THINKING, opener, header_end, content),
+        BlockMode.ADDRESSED, opener, header_end, separator=layout if end else separator, content=content,
+        reasoning=reasoning, call=prefix, block_end=end,
     )  # fmt: skip
 
 
-def _recipient_of(render: str | None, needle: str, opener: str, header_end: str, taken: str) -> str:
-    """The recipient of the addressed block holding ``needle`` in ``render`` ("" if none, or ``taken``)."""
+def _split_header(named: str, head: str, *, exact: bool) -> tuple[str, str, str, str] | None:
+    """``named`` (what precedes a call's name) as separator + opener + the call's value prefix, with the answer's
+    value: ``head`` (the answer's header before its end) must end with opener + that value, a word or nothing. The
+    shortest prefix wins (a recipient is the whole value: ``<|recipient|>`` + ``get_weather``, ``all``). ``exact``:
+    ``named`` is already what the calls share (two calls' common ending); else its end shared with ``head``."""
+    word = _WORD_AT_END.search(head)
+    values = dict.fromkeys((word["word"] if word else "", ""))
+    for cut in range(len(named), 0, -1):
+        prefix = named[cut:]
+        if not _VALUE.fullmatch(prefix):
+            return None
+        rest = named[:cut]
+        for content in values:
+            ahead = head[: len(head) - len(content)]
+            opened = rest if exact else _common_suffix(rest, ahead)
+            opener = opened.lstrip()
+            if _OPENER.fullmatch(opener) and not _WORD_AT_END.fullmatch(opener) and ahead.endswith(opener):
+                return opener, opened[: len(opened) - len(opener)], prefix, content
+    return None
+
+
+def _value_of(render: str | None, needle: str, opener: str, header_end: str, taken: str) -> str:
+    """The header value of the addressed block holding ``needle`` in ``render`` ("" if none, or ``taken``)."""
     if render is None or needle not in render:
         return ""
     before = render[: render.index(needle)]
-    word = _WORD_AT_END.search(before[: len(before) - len(header_end)]) if before.endswith(header_end) else None
-    if word is None or word["word"] == taken or not before[: word.start()].endswith(opener):
+    if not before.endswith(header_end):
         return ""
-    return word["word"]
+    head = before[: len(before) - len(header_end)]
+    at = head.rfind(opener)
+    value = head[at + len(opener) :] if at >= 0 else ""
+    return value if value and value != taken and _VALUE.fullmatch(value) else ""
+
+
+def _block_end(renders: _Renders, opener: str, reasoning: str) -> tuple[str, str]:
+    """What closes every block (``<|im_end|>``; "" where a block runs to the next header) and the layout after it:
+    what comes between the first call's arguments and the second call's header, else between the reasoning and the
+    next header. Markers only."""
+    between = None
+    if renders.calls is not None and needles.FUN_SECOND in renders.calls:
+        calls = renders.calls
+        args = _arguments_at(calls, calls.find(needles.FUN_FIRST))
+        header = calls.rfind(opener, 0, calls.find(needles.FUN_SECOND))
+        if args is not None and header >= args[1]:
+            between = calls[args[1] : header]
+    elif reasoning and renders.reasoning is not None:
+        text = renders.reasoning
+        after = text.index(needles.THINKING) + len(needles.THINKING)
+        header = text.find(opener, after)
+        if header >= 0:
+            between = text[after:header]
+    if between is None:
+        return "", ""
+    end = between.strip()
+    if not end or "".join(m.group() for m in marker_positions(end)) != end:
+        return "", ""
+    return end, between[len(between.rstrip()) :]
 
 
 # --- what the marker fields say of the blocks -----------------------------------------------------------------------
@@ -403,13 +459,14 @@ def block_markers(
     report — reads these). ``reasoning`` and ``tools`` are the marker analysis's, kept where the blocks say
     nothing of them."""
     if blocks.mode is BlockMode.ADDRESSED:
-        # A reasoning recipient's block runs to the next header, so that opener ends it.
+        # A reasoning block ends with the block end, or runs to the next header, so that opener ends it.
         reasoning = ReasoningAnalysis()
         if blocks.reasoning:
-            reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), blocks.open)
-        content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), "")
-        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open)
-        return reasoning, content, ToolsAnalysis(calls, FunctionMarkers("", blocks.header_end))
+            end = blocks.block_end or blocks.open
+            reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), end)
+        content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), blocks.block_end)
+        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open, per_call_end=blocks.block_end)
+        return reasoning, content, ToolsAnalysis(calls, FunctionMarkers(blocks.call, blocks.header_end))
     if blocks.reasoning:
         reasoning = ReasoningAnalysis(
             ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), blocks.closer(blocks.reasoning)
@@ -437,7 +494,7 @@ def block_tokens(blocks: BlockFormat) -> list[str]:
     """The markup tokens of the block syntax (``<|open|>``, ``<|sep|>``, ``<|close|>``; ``<|from|>``,
     ``<|recipient|>``, ``<|content|>``): what a tokenizer must keep whole."""
     found: list[str] = []
-    for part in (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end):
+    for part in (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end, blocks.block_end):
         marks = [m.group() for m in marker_positions(part)] or ([part.strip()] if part.strip() else [])
         found += [m for m in marks if m not in found]
     return found
