@@ -195,11 +195,13 @@ class _Addressed:
         self.in_answer = not self.in_reasoning and self.prefill == b.header(b.content)
         self.rest = "" if self.in_reasoning or self.in_answer else start[len(self.prefill) :]
 
-    def next_block(self) -> p.Parser:
-        """The end of a block and the next one's opener (the separator is whitespace: one ``space``)."""
+    def next_block(self, *, ended: bool = True) -> p.Parser:
+        """The end of a block and the next one's opener (the separator is whitespace: one ``space``). ``ended``
+        False: the block end is optional (the reasoning block the prompt opened, which a turn without reasoning
+        leaves empty: ``<turn>model:thought`` then ``<turn>model``, as the template writes an answer alone)."""
         b = self.blocks
-        ended = p.literal(b.block_end) if b.block_end else p.eps()
-        return ended + p.space() + p.literal(b.open.lstrip())
+        end = p.literal(b.block_end) if b.block_end else p.eps()
+        return (end if ended else p.optional(end)) + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
         """A block's text: up to the block end or the next opener, and without the opener's first token
@@ -215,7 +217,7 @@ class _Addressed:
         opener."""
         b = self.blocks
         if self.in_reasoning:
-            return self.free_text() + self.next_block()
+            return self.free_text() + self.next_block(ended=False)
         if not b.reasoning or self.in_answer:
             return p.eps()
         return p.optional(p.literal(b.reasoning + b.header_end) + self.free_text() + self.next_block())

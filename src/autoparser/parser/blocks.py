@@ -63,8 +63,8 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
         rest = marker
         while closer is not None and (m := closer.match(rest)) is not None:
             rest = rest[m.end() :].lstrip()
-        if blocks.block_end and rest.startswith(blocks.block_end):  # (read as the last block's end)
-            rest = rest[len(blocks.block_end) :].lstrip()
+        if blocks.block_end and rest.startswith(blocks.block_end) and rest != blocks.block_end:
+            rest = rest[len(blocks.block_end) :].lstrip()  # (the block end in front is read as the last block's)
         if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
             found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
     return sorted(found, key=lambda m: (-len(m), m))
@@ -351,6 +351,7 @@ class _Addressed:
             reverse=True,
         )
         body = p.until_one_of(stops)
+        value_end = p.chars(self.value_chars()) + header_end(b)
         items: list[p.Parser] = []
         if b.reasoning:
             head = self.head(b.reasoning)
@@ -364,16 +365,30 @@ class _Addressed:
             items.append(self.call(stops) + self.closing())
             triggers.append(start)
         # Another value (a call that does not parse, a tool while tools are off): the header is reported and the
-        # block's text is content; an opener that starts no header too.
-        other = opener(b) + p.chars(self.value_chars()) + header_end(b)
-        items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body) + self.closing(True))
+        # block's text is content; an opener that starts no header too, and a block end that ends no block.
+        def unknown(head: p.Parser) -> p.Parser:
+            return p.atomic(p.tag(tags.UNPARSED, head)) + p.tag(tags.CONTENT, body) + self.closing(True)
+
+        items.append(unknown(opener(b) + value_end))
         items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
-        items += _end_of_turn(self.ends)
+        ends = _end_of_turn(self.ends)
+        items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
+        if b.block_end:
+            items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(b.block_end))))
+        items += ends[1:]
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
-        parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
         prefill = block_prefill(b, request.generation_prompt)
+        lead = p.eps()
+        if prefill and start.startswith(prefill):
+            # The prompt wrote the opener (or its first token): a reply that starts with no header is the prompt's
+            # opener, silent, then the reply's text; an unknown value there is reported without the prompt's part.
+            headers = [self.head(v) for v in (b.reasoning, b.content) if v or v == b.content]
+            if request.tools_enabled:
+                headers.append(self.call_head())
+            lead = p.optional(p.negate(p.choice(*headers)) + p.atomic(p.literal(prefill)) + p.optional(unknown(value_end)))
+        parser = (lead + p.zero_or_more(p.choice(*items)) + p.end()).compile()
         return GeneratedParser(parser, prefill, tuple(triggers), request)
 
     def value_chars(self) -> str:
@@ -383,10 +398,9 @@ class _Addressed:
         extra = sorted({c for c in b.call + b.reasoning + b.content if c in _VALUE_PUNCTUATION})
         return undeclared.IDENTIFIER_CHARS[:-1] + "".join(extra) + "]"
 
-    def call(self, stops: list[str]) -> p.Parser:
-        """A block addressed to a tool (its value the call prefix and the tool's name): its body is the JSON
-        arguments. Committed at the header; a body that breaks keeps the call as it stood (its rest, to the next
-        header or the block end, left out with a warning)."""
+    def call_head(self) -> p.Parser:
+        """A call's header: ``OPEN`` + the call prefix + a requested tool's name (or, marked, another: undeclared.py)
+        + ``HEADER_END``."""
         b, request = self.blocks, self.request
         open_, end = opener(b), header_end(b)
         if b.call:
@@ -397,10 +411,17 @@ class _Addressed:
         other += undeclared.not_declared(request.tools, end) + p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
         # (another recipient is a call only where JSON follows: `to=mail` with a letter is a block of text)
         other_head = p.atomic(open_ + p.tag(tags.TOOL_NAME, other) + end + p.peek(p.space() + p.choice("{", "[")))
-        head = p.choice(
+        return p.choice(
             p.atomic(open_ + p.tag(tags.TOOL_NAME, declared) + end), *undeclared.alternative(request, other_head)
         )
-        call = p.tag(tags.TOOL, head + p.commit() + p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
+
+    def call(self, stops: list[str]) -> p.Parser:
+        """A block addressed to a tool (its value the call prefix and the tool's name): its body is the JSON
+        arguments. Committed at the header; a body that breaks keeps the call as it stood (its rest, to the next
+        header or the block end, left out with a warning)."""
+        b = self.blocks
+        body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        call = p.tag(tags.TOOL, self.call_head() + p.commit() + body)
         return recover_call(call, stops, balanced=JSON, closers=(b.block_end,) if b.block_end else ())
 
 
