@@ -23,6 +23,7 @@ ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
 SLASH = str(TEMPLATES / "suffix-slash.jinja")
 COLON = str(TEMPLATES / "suffix-colon.jinja")
 DOT = str(TEMPLATES / "suffix-dot.jinja")
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
 BLOCK_TEMPLATES = {"llamacpp-Kimi-K3", "hfjs-meetkai-functionary-medium-v2.2", "meetkai-functionary-medium-v3.2"}
 
 
@@ -88,29 +89,37 @@ def test_addressed_blocks(
     assert blocks.mode is BlockMode.ADDRESSED
     assert (blocks.open, blocks.header_end, blocks.separator) == (opener, header_end, separator)
     assert (blocks.content, blocks.reasoning, blocks.call, blocks.argument) == (content, reasoning, "", "")
-    assert blocks.block_end == ""  # a block runs to the next header
+    assert (blocks.block_end, blocks.call_end) == ("", "")  # a block runs to the next header
 
 
 @pytest.mark.parametrize(
-    ("template", "opener", "header_end", "values", "block_end", "separator"),
+    ("template", "opener", "header_end", "values", "ends", "separator"),
     [
-        (SLASH, "<|im_start|>assistant", "\n", ("", "/think", "/tool:"), "<|im_end|>", "\n"),
-        (COLON, "<turn>model", "\n", ("", ":thought", ":"), "</turn>", "\n"),
-        (DOT, "<|start|>assistant", "<|message|>", ("", ".analysis", ".tool."), "<|end|>", ""),
+        (SLASH, "<|im_start|>assistant", "\n", ("", "/think", "/tool:"), ("<|im_end|>", ""), "\n"),
+        (COLON, "<turn>model", "\n", ("", ":thought", ":"), ("</turn>", ""), "\n"),
+        (DOT, "<|start|>assistant", "<|message|>", ("", ".analysis", ".tool."), ("<|end|>", ""), ""),
+        (
+            RECIPIENT,
+            "<|start|>assistant",
+            "<|message|>",
+            ("", ":reasoning", " to=functions."),
+            ("<|end|>", "<|call|>"),
+            "",
+        ),
     ],
 )
 def test_role_suffixes_are_addressed_blocks(
-    template: str, opener: str, header_end: str, values: tuple[str, str, str], block_end: str, separator: str
+    template: str, opener: str, header_end: str, values: tuple[str, str, str], ends: tuple[str, str], separator: str
 ) -> None:
     """The role is part of the opener; what follows it on the header's line says what the block is: nothing for the
     answer, a suffix for reasoning, a prefix and the tool's name for a call. Each block is closed by a marker of its
-    own, which is what separates the blocks."""
+    own, which is what separates the blocks (a call's may be another: ``<|call|>``)."""
     blocks = _load(template).analysis.blocks
     assert blocks.mode is BlockMode.ADDRESSED
-    assert (blocks.open, blocks.header_end, blocks.block_end, blocks.separator) == (
+    assert (blocks.open, blocks.header_end, (blocks.block_end, blocks.call_end), blocks.separator) == (
         opener,
         header_end,
-        block_end,
+        ends,
         separator,
     )
     assert (blocks.content, blocks.reasoning, blocks.call) == values
@@ -135,6 +144,10 @@ def test_the_marker_fields_describe_role_suffixes() -> None:
     colon = _load(COLON).analysis
     assert colon.reasoning.mode is ReasoningMode.FORCED_OPEN
     assert colon.generation_prompts.thinking.endswith("<turn>model:thought\n")
+    # A call's own block end is its end marker.
+    recipient = _load(RECIPIENT).analysis
+    assert (recipient.content.end, recipient.tools.format.per_call_end) == ("<|end|>", "<|call|>")
+    assert recipient.preserved_tokens == ("<|start|>", "<|message|>", "<|end|>", "<|call|>")
 
 
 def test_the_marker_fields_describe_the_blocks() -> None:

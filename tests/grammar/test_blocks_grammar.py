@@ -21,7 +21,8 @@ ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
 SLASH = str(TEMPLATES / "suffix-slash.jinja")
 COLON = str(TEMPLATES / "suffix-colon.jinja")
 DOT = str(TEMPLATES / "suffix-dot.jinja")
-ALL = [TAGGED, ADDRESSED, SLASH, COLON, DOT]
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
+ALL = [TAGGED, ADDRESSED, SLASH, COLON, DOT, RECIPIENT]
 USER = [{"role": "user", "content": "What is the weather?"}]
 TOOLS = [WEATHER_TOOL, function_tool("ping")]
 
@@ -125,8 +126,13 @@ def test_role_suffix_grammars_hold_the_blocks_to_the_template() -> None:
     answer = ChatTemplate.from_file(DOT).apply(USER, json_schema=schema)
     assert all(full_verdicts(answer, 'assistant<|message|>{"ok": true}<|end|>').values())
     assert not any(full_verdicts(answer, 'assistant<|message|>{"ok": 1}<|end|>').values())
+    recipient = _chat(RECIPIENT, parallel_tool_calls=True)
+    calls = "<|message|>Hm.<|end|><|start|>assistant to=functions.ping<|message|>{}<|call|>"
+    calls += '<|start|>assistant to=functions.get_weather<|message|>{"city": "Paris", "days": 2}<|call|>'
+    assert all(full_verdicts(recipient, calls).values())
+    assert not any(full_verdicts(recipient, calls.replace("<|call|>", "<|end|>", 1)).values())  # a call's own end
     opened = ChatTemplate.from_file(COLON).apply(USER, tools=TOOLS, enable_thinking=True)
     good = 'Hm.</turn>\n<turn>model:get_weather\n{"city": "Paris", "days": 2}</turn>'
     assert all(full_verdicts(opened, good).values())
     assert all(verdicts(opened, good).values())  # the lazy grammar, from its trigger after an opener
-    assert not any(full_verdicts(opened, '<turn>model:thought\nHm.</turn>').values())  # the prompt wrote it
+    assert not any(full_verdicts(opened, "<turn>model:thought\nHm.</turn>").values())  # the prompt wrote it

@@ -33,7 +33,8 @@ ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
 SLASH = str(TEMPLATES / "suffix-slash.jinja")
 COLON = str(TEMPLATES / "suffix-colon.jinja")
 DOT = str(TEMPLATES / "suffix-dot.jinja")
-SUFFIXES = (SLASH, COLON, DOT)
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
+SUFFIXES = (SLASH, COLON, DOT, RECIPIENT)
 KIMI = "llamacpp-Kimi-K3"
 FUNCTIONARY = "hfjs-meetkai-functionary-medium-v2.2"
 USER = [{"role": "user", "content": "What is the weather?"}]
@@ -361,9 +362,14 @@ def test_a_reasoning_block_the_prompt_opened() -> None:
     [
         # A block end left out between blocks: the next header ends the block.
         (SLASH, "/think\nPlan.\n<|im_start|>assistant\nHi.", [], "Hi.", "Plan.", ""),
-        (DOT, 'assistant.analysis<|message|>Plan.<|start|>assistant.tool.get<|message|>{"city": "Oslo"}', [
-            ("get", {"city": "Oslo"})
-        ], "", "Plan.", ""),
+        (
+            DOT,
+            'assistant.analysis<|message|>Plan.<|start|>assistant.tool.get<|message|>{"city": "Oslo"}',
+            [("get", {"city": "Oslo"})],
+            "",
+            "Plan.",
+            "",
+        ),
         # Several calls, then the answer after them.
         (
             SLASH,
@@ -408,6 +414,23 @@ def test_a_reasoning_block_the_prompt_opened() -> None:
         # No header at all after the prompt's opener: the reply is content, the prompt's opener no part of it.
         (SLASH, "Hi.", [], "Hi.", "", ""),
         (DOT, "Hi.", [], "Hi.", "", ""),
+        # A call's block closed by its own end, the answer's by the other; an unknown recipient reported.
+        (
+            RECIPIENT,
+            '<|message|>Sure.<|end|><|start|>assistant to=functions.get<|message|>{"city": "Oslo"}<|call|>',
+            [("get", {"city": "Oslo"})],
+            "Sure.",
+            "",
+            "",
+        ),
+        (
+            RECIPIENT,
+            " to=mail<|message|>Dear all<|end|><|call|>",
+            [],
+            "to=mail<|message|>Dear all<|end|><|call|>",  # (a reply's leading whitespace is no content)
+            "",
+            "' to=mail<|message|>'",
+        ),
         # Another role's turn written after the answer: its opener's first token is reported, its text kept.
         (SLASH, "\nHi.<|im_end|>\n<|im_start|>user\nMore", [], "Hi.<|im_start|>user\nMore", "", "'<|im_start|>'"),
     ],

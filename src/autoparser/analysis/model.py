@@ -187,7 +187,8 @@ class BlockFormat:
     the value is the name). Its arguments are ``argument`` blocks named by ``key_attribute`` (``key="city"``,
     the value raw text typed by the tool's schema), or, where ``argument`` is ``""``, the block's body as JSON.
     ``block_end``: ADDRESSED, the marker that closes every block whatever its value (``<|im_end|>``: each block a
-    message of its own); ``""``: a block runs to the next header.
+    message of its own); ``""``: a block runs to the next header. ``call_end``: what closes a call's block where it
+    is another marker (``<|call|>``; ``""``: ``block_end``).
     ``turn``: the tag of the block the whole turn sits in, which the generation prompt opens (``message``): its
     closer ends the turn. ``separator``: what the template writes between blocks (``"\\n"``), layout.
     ``attributes``: the other attributes of headers (:class:`BlockAttribute`); ``quote``: the quote around
@@ -217,6 +218,7 @@ class BlockFormat:
     type_attribute: str = ""
     type_names: tuple[tuple[str, str], ...] = ()
     block_end: str = ""
+    call_end: str = ""
 
     @property
     def enabled(self) -> bool:
@@ -229,6 +231,11 @@ class BlockFormat:
     def closer(self, tag: str) -> str:
         """The closer of a ``tag`` block (``<|close|>think<|sep|>``; ``""`` where blocks have none)."""
         return self.close_open + tag + self.close_end if self.close_open else ""
+
+    @property
+    def call_closer(self) -> str:
+        """ADDRESSED: what closes a call's block (``""``: it runs to the next header)."""
+        return self.call_end or self.block_end
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,19 +188,21 @@ class _Addressed:
         b = self.blocks
         self.prefill = block_prefill(b, request.generation_prompt)
         start = b.open.lstrip()
-        self.ends = [e for e in end_markers(analysis) if e != b.block_end]
+        self.ends = end_markers(analysis)
         # What the output starts with: the rest of the opener the prompt began (all of it, or none), then a value;
         # inside reasoning or the answer where the prompt opened that block.
         self.in_reasoning = bool(b.reasoning) and self.prefill == b.header(b.reasoning)
         self.in_answer = not self.in_reasoning and self.prefill == b.header(b.content)
         self.rest = "" if self.in_reasoning or self.in_answer else start[len(self.prefill) :]
 
-    def next_block(self, *, ended: bool = True) -> p.Parser:
-        """The end of a block and the next one's opener (the separator is whitespace: one ``space``). ``ended``
-        False: the block end is optional (the reasoning block the prompt opened, which a turn without reasoning
-        leaves empty: ``<turn>model:thought`` then ``<turn>model``, as the template writes an answer alone)."""
+    def next_block(self, *, ended: bool = True, marker: str | None = None) -> p.Parser:
+        """The end of a block (``marker``: a call's) and the next one's opener (the separator is whitespace: one
+        ``space``). ``ended`` False: the block end is optional (the reasoning block the prompt opened, which a turn
+        without reasoning leaves empty: ``<turn>model:thought`` then ``<turn>model``, as the template writes an
+        answer alone)."""
         b = self.blocks
-        end = p.literal(b.block_end) if b.block_end else p.eps()
+        marker = b.block_end if marker is None else marker
+        end = p.literal(marker) if marker else p.eps()
         return (end if ended else p.optional(end)) + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
@@ -209,7 +211,7 @@ class _Addressed:
         b = self.blocks
         start = b.open.lstrip()
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
-        stops = sorted({token or start, b.block_end} - {""}, key=len, reverse=True)
+        stops = sorted({token or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
         return p.until_one_of(stops)
 
     def thought(self) -> p.Parser:
@@ -240,14 +242,17 @@ class _Addressed:
             calls.append(p.rule(f"tool-{rule_safe(tool.name)}", head + p.space() + arguments))
         call = p.choice(*calls)
         # (JSON's own trailing space may take the separator too)
-        more = p.space() + self.next_block()
-        return (call + p.zero_or_more(more + call) if request.parallel_tool_calls else call) + p.space()
+        more = p.space() + self.next_block(marker=b.call_closer)
+        calls = call + p.zero_or_more(more + call) if request.parallel_tool_calls else call
+        return calls + p.space() + self.end(b.call_closer)
 
-    def end(self) -> p.Parser:
-        """The last block's end and the end-of-turn marker the model writes last (both optional)."""
-        b = self.blocks
-        ended = p.optional(p.literal(b.block_end) + p.space()) if b.block_end else p.eps()
-        return ended + (p.optional(p.choice(*map(p.literal, self.ends)) + p.space()) if self.ends else p.eps())
+    def end(self, marker: str | None = None) -> p.Parser:
+        """The last block's end (``marker``: a call's) and the end-of-turn marker the model writes last (both
+        optional)."""
+        marker = self.blocks.block_end if marker is None else marker
+        ended = p.optional(p.literal(marker) + p.space()) if marker else p.eps()
+        ends = [e for e in self.ends if e != marker]
+        return ended + (p.optional(p.choice(*map(p.literal, ends)) + p.space()) if ends else p.eps())
 
     def triggers(self) -> tuple[Trigger, ...]:
         """A block addressed to a requested tool: its value and header end, at the start of the output (after the
@@ -269,12 +274,13 @@ class _Addressed:
             return whole_grammar(lead + head + p.space() + json_answer(request) + p.space() + self.end())
         if not request.tools_enabled:
             return GrammarSpec()
-        section = self.section() + self.end()
+        section = self.section()
         if request.tool_choice == "required":
             return whole_grammar(lead + p.optional(self.text() + self.next_block()) + section)
         # After the answer: calls, or the end (a block end and end-of-turn marker; text runs on where blocks have
         # no end).
-        then = p.choice(self.next_block() + section, self.end()) if b.block_end else p.optional(self.next_block() + section)
+        calls = self.next_block() + section
+        then = p.choice(calls, self.end()) if b.block_end else p.optional(calls)
         answer = self.text() + then
         whole = lead + (answer if self.in_answer else p.choice(answer, section))
         return lazy_grammar(p.trigger_rule("calls", section), self.triggers(), whole)

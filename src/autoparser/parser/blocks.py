@@ -332,12 +332,13 @@ class _Addressed:
         """``OPEN value HEADER_END`` (the answer's value may be empty: ``<|im_start|>assistant`` + line break)."""
         return opener(self.blocks) + (p.literal(value) if value else p.eps()) + header_end(self.blocks)
 
-    def closing(self, inline: bool = False) -> p.Parser:
-        """The block end after a block, optional (a model may stop before it); ``inline``: kept in the content."""
-        b = self.blocks
-        if not b.block_end:
+    def closing(self, inline: bool = False, marker: str | None = None) -> p.Parser:
+        """The block end after a block (``marker``: a call's), optional (a model may stop before it); ``inline``:
+        kept in the content."""
+        marker = self.blocks.block_end if marker is None else marker
+        if not marker:
             return p.eps()
-        end = p.tag(tags.CONTENT, p.literal(b.block_end)) if inline else p.literal(b.block_end)
+        end = p.tag(tags.CONTENT, p.literal(marker)) if inline else p.literal(marker)
         return p.optional(p.space() + p.atomic(end))
 
     def build(self) -> GeneratedParser:
@@ -346,7 +347,7 @@ class _Addressed:
         # The opener's first token alone (`<|from|>`, repeated or left without its role) starts no header: reported.
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
         stops = sorted(
-            {start, token, *([b.separator + start] if b.separator else []), *self.ends, b.block_end} - {""},
+            {start, token, *([b.separator + start] if b.separator else []), *self.ends, b.block_end, b.call_end} - {""},
             key=len,
             reverse=True,
         )
@@ -362,21 +363,19 @@ class _Addressed:
         items.append(p.atomic(self.head(b.content)) + p.tag(tags.CONTENT, body) + self.closing())
         triggers: list[str] = []
         if request.tools_enabled:
-            items.append(self.call(stops) + self.closing())
+            items.append(self.call(stops) + self.closing(marker=b.call_closer))
             triggers.append(start)
         # Another value (a call that does not parse, a tool while tools are off): the header is reported and the
         # block's text is content; an opener that starts no header too, and a block end that ends no block.
-        def unknown(head: p.Parser) -> p.Parser:
-            return p.atomic(p.tag(tags.UNPARSED, head)) + p.tag(tags.CONTENT, body) + self.closing(True)
-
-        items.append(unknown(opener(b) + value_end))
+        unknown = p.atomic(p.tag(tags.UNPARSED, opener(b) + value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
+        items.append(unknown)
         items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
         ends = _end_of_turn(self.ends)
         items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
-        if b.block_end:
-            items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(b.block_end))))
+        for marker in dict.fromkeys(m for m in (b.block_end, b.call_end) if m):
+            items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(marker))))
         items += ends[1:]
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
         prefill = block_prefill(b, request.generation_prompt)
@@ -387,7 +386,9 @@ class _Addressed:
             headers = [self.head(v) for v in (b.reasoning, b.content) if v or v == b.content]
             if request.tools_enabled:
                 headers.append(self.call_head())
-            lead = p.optional(p.negate(p.choice(*headers)) + p.atomic(p.literal(prefill)) + p.optional(unknown(value_end)))
+            other = p.atomic(p.tag(tags.UNPARSED, value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
+            bare = p.atomic(p.literal(prefill)) + p.optional(other)
+            lead = p.optional(p.negate(p.choice(*headers)) + bare)
         parser = (lead + p.zero_or_more(p.choice(*items)) + p.end()).compile()
         return GeneratedParser(parser, prefill, tuple(triggers), request)
 
@@ -422,11 +423,11 @@ class _Addressed:
         b = self.blocks
         body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
         call = p.tag(tags.TOOL, self.call_head() + p.commit() + body)
-        return recover_call(call, stops, balanced=JSON, closers=(b.block_end,) if b.block_end else ())
+        return recover_call(call, stops, balanced=JSON, closers=(b.call_closer,) if b.call_closer else ())
 
 
 # Punctuation a header value may hold besides an identifier's (`assistant/tool:NAME`, `assistant to=NAME`).
-_VALUE_PUNCTUATION = frozenset("/:=@#+~!")
+_VALUE_PUNCTUATION = frozenset("/:=@#+~! ")
 
 
 def _end_of_turn(markers: list[str]) -> list[p.Parser]:

@@ -74,6 +74,8 @@ def analyze_blocks(renderer: VariantRenderer, caps: TemplateCapabilities) -> Blo
     renders = _Renders(answer, _turn(renderer, [needles.USER, needles.assistant(reasoning_content=needles.THINKING)]))
     if caps.supports_tool_calls:
         renders.call = _turn(renderer, needles.with_calls(needles.FIRST_CALL), tools=True)
+        mixed = [needles.USER, needles.assistant(tool_calls=[needles.FIRST_CALL])]
+        renders.mixed = _turn(renderer, mixed, tools=True)
         if caps.supports_parallel_tool_calls:
             renders.calls = _turn(renderer, needles.with_calls(needles.FIRST_CALL, needles.SECOND_CALL), tools=True)
     tagged = _tagged(renders)
@@ -111,12 +113,14 @@ _JSON_TYPES = dict(zip(_TYPED, ("string", "integer", "number", "boolean", "null"
 
 @dataclass(slots=True)
 class _Renders:
-    """The assistant's turn as the template renders it: an answer, reasoning + answer, one call, two calls."""
+    """The assistant's turn as the template renders it: an answer, reasoning + answer, one call, two calls, an
+    answer and a call."""
 
     answer: str
     reasoning: str | None
     call: str | None = None
     calls: str | None = None
+    mixed: str | None = None
 
 
 def _turn(renderer: VariantRenderer, messages: list[dict[str, object]], *, tools: bool = False) -> str | None:
@@ -382,10 +386,12 @@ def _addressed(renders: _Renders) -> BlockFormat | None:
         return None
     opener, separator, prefix, content = split
     reasoning = _value_of(renders.reasoning, needles.THINKING, opener, header_end, content)
-    end, layout = _block_end(renders, opener, reasoning)
+    (end, layout), (call_end, call_layout) = _block_end(renders, opener, reasoning), _call_end(renders, opener)
+    if not end:
+        end, layout = call_end, call_layout
     return BlockFormat(
         BlockMode.ADDRESSED, opener, header_end, separator=layout if end else separator, content=content,
-        reasoning=reasoning, call=prefix, block_end=end,
+        reasoning=reasoning, call=prefix, block_end=end, call_end=call_end if call_end != end else "",
     )  # fmt: skip
 
 
@@ -424,24 +430,34 @@ def _value_of(render: str | None, needle: str, opener: str, header_end: str, tak
 
 
 def _block_end(renders: _Renders, opener: str, reasoning: str) -> tuple[str, str]:
-    """What closes every block (``<|im_end|>``; "" where a block runs to the next header) and the layout after it:
-    what comes between the first call's arguments and the second call's header, else between the reasoning and the
-    next header. Markers only."""
-    between = None
-    if renders.calls is not None and needles.FUN_SECOND in renders.calls:
-        calls = renders.calls
-        args = _arguments_at(calls, calls.find(needles.FUN_FIRST))
-        header = calls.rfind(opener, 0, calls.find(needles.FUN_SECOND))
-        if args is not None and header >= args[1]:
-            between = calls[args[1] : header]
-    elif reasoning and renders.reasoning is not None:
-        text = renders.reasoning
-        after = text.index(needles.THINKING) + len(needles.THINKING)
-        header = text.find(opener, after)
-        if header >= 0:
-            between = text[after:header]
-    if between is None:
+    """What closes the answer's and reasoning's blocks (``<|im_end|>``; "" where a block runs to the next header),
+    and the layout after it: what comes between the answer and a call's header, else between the reasoning and the
+    next header."""
+    shown = ((renders.mixed, needles.ASSISTANT_MSG), (renders.reasoning if reasoning else None, needles.THINKING))
+    for text, needle in shown:
+        if text is not None and needle in text:
+            after = text.index(needle) + len(needle)
+            header = text.find(opener, after)
+            if header >= 0:
+                return _end_between(text[after:header])
+    return "", ""
+
+
+def _call_end(renders: _Renders, opener: str) -> tuple[str, str]:
+    """What closes a call's block, and the layout after it: what comes between the first call's arguments and the
+    second call's header."""
+    calls = renders.calls
+    if calls is None or needles.FUN_SECOND not in calls:
         return "", ""
+    args = _arguments_at(calls, calls.find(needles.FUN_FIRST))
+    header = calls.rfind(opener, 0, calls.find(needles.FUN_SECOND))
+    if args is None or header < args[1]:
+        return "", ""
+    return _end_between(calls[args[1] : header])
+
+
+def _end_between(between: str) -> tuple[str, str]:
+    """The block end written between two blocks (markers only) and the whitespace after it."""
     end = between.strip()
     if not end or "".join(m.group() for m in marker_positions(end)) != end:
         return "", ""
@@ -465,7 +481,7 @@ def block_markers(
             end = blocks.block_end or blocks.open
             reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), end)
         content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), blocks.block_end)
-        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open, per_call_end=blocks.block_end)
+        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open, per_call_end=blocks.call_closer)
         return reasoning, content, ToolsAnalysis(calls, FunctionMarkers(blocks.call, blocks.header_end))
     if blocks.reasoning:
         reasoning = ReasoningAnalysis(
@@ -494,7 +510,8 @@ def block_tokens(blocks: BlockFormat) -> list[str]:
     """The markup tokens of the block syntax (``<|open|>``, ``<|sep|>``, ``<|close|>``; ``<|from|>``,
     ``<|recipient|>``, ``<|content|>``): what a tokenizer must keep whole."""
     found: list[str] = []
-    for part in (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end, blocks.block_end):
+    frame = (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end, blocks.block_end, blocks.call_end)
+    for part in frame:
         marks = [m.group() for m in marker_positions(part)] or ([part.strip()] if part.strip() else [])
         found += [m for m in marks if m not in found]
     return found
