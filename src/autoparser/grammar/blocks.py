@@ -11,10 +11,11 @@ arguments valid under the tool's schema.
   parameters in the schema's order, required ones present; a value is raw text up to the block's closer where the
   schema takes a string, else JSON under the parameter's schema. The lazy grammar is triggered by the section's
   header (or a call's opener).
-* **addressed** (Functionary v2): the generation prompt ends with the opener, so the output starts with a recipient.
-  A call is ``NAME HEADER_END {arguments}``, more calls each after the separator and opener; an answer is the content
-  recipient's block. Triggers are patterns for a requested tool's name and header end, at the start of the output
-  or after an opener.
+* **addressed** (Functionary v2, role suffixes): the output starts with what the prompt left of the opener, then a
+  value (or inside the reasoning or answer block the prompt opened). A call is ``PREFIX NAME HEADER_END
+  {arguments}``, more calls each after the block end, separator and opener; an answer is the content's block, closed
+  by the block end where the template writes one. Triggers are patterns for the call prefix, a requested tool's name
+  and header end, at the start of the output or after an opener.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ blocks"):
   prompt, included) are markup; a call block names its tool in an attribute (or by its tag) and holds argument
   blocks named by an attribute, typed by the tool's schema (other attributes, a running index, a type, are read and
   skipped), or its arguments as JSON (bare, or in a block of its own);
-* **addressed** (``OPEN RECIPIENT HEADER_END …``, no closers): the content recipient's block is content, a tool's
-  block is a call with JSON arguments, up to the next header or the end of the turn.
+* **addressed** (``OPEN VALUE HEADER_END …``: a recipient or a role suffix): the answer's block is content,
+  reasoning's reasoning, a block whose value is the call prefix and a tool's name is a call with JSON arguments, up
+  to the block end where the template writes one (a call's own: ``<|call|>``), else the next header or the end of the
+  turn.
 
 Lenient like the generic parser: text outside blocks is content; a header or closer of a kind the analysis never
 saw, a call header whose call does not parse, a stray opener are content with a warning (UNPARSED); a block whose
@@ -18,7 +20,8 @@ it then) and is recovered as it stood if its rest breaks. Headers are atomic, so
 may still turn out to be another; text runs stop at (and withhold a partial) opener, closer or end-of-turn marker.
 
 The generation prompt opens the turn's first block (Kimi K3's ``<|open|>think<|sep|>``, Functionary's
-``<|from|>assistant\\n<|recipient|>``): the parser reads ``prefill + output`` with that header as prefill.
+``<|from|>assistant\\n<|recipient|>``, ``<|im_start|>assistant`` before a role suffix, or only its first token): the
+parser reads ``prefill + output`` with that header (or part of the opener) as prefill.
 """
 
 from __future__ import annotations

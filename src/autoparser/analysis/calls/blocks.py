@@ -8,9 +8,10 @@ Some write the turn as a sequence of blocks that all open alike, and a word in t
   Paris<|close|>argument<|sep|>…``. One opener, one header end, a closer that repeats the tag; attributes name a
   call's tool and an argument (and carry what the parser may skip: a running index, a type);
 * **addressed** blocks (Functionary v2, and v3.2's ``>>>``): ``<|from|>assistant\\n<|recipient|>all\\n<|content|>…``
-  then ``\\n<|from|>assistant\\n<|recipient|>get_weather\\n<|content|>{…}``. The header names a recipient: one means
-  the user (the block is the answer), any other is the tool the block calls with its JSON arguments; a block runs to
-  the next header.
+  then ``\\n<|from|>assistant\\n<|recipient|>get_weather\\n<|content|>{…}``. The header's value names a recipient:
+  one means the user (the block is the answer), any other is the tool the block calls with its JSON arguments; a
+  block runs to the next header. Role suffixes are the same idea with the role in the opener: ``<|im_start|>assistant``
+  then ``/think``, ``/tool:get_weather`` or nothing (the answer), each block closed by ``<|im_end|>``.
 
 The marker diffs of the other phases cannot see this (they read ``<|sep|>`` as the reasoning marker, the word in
 front of it as text). This phase reads the renders of an answer, a reasoning turn and one and two calls as a whole:
@@ -21,9 +22,12 @@ front of it as text). This phase reads the renders of an answer, a reasoning tur
    the answer, the reasoning, the call (named by the attribute whose value is the function name, or by the tag
    itself), its parent (a section, unless it is the turn's own block), the arguments (blocks named by an attribute
    whose value is the argument's name; else the call's body is JSON);
-2. *addressed*: a call's name sits between two strings that also frame a word before the answer: ``OPEN NAME
-   HEADER_END {arguments}`` and ``OPEN all HEADER_END answer``. The opener is what precedes both calls of the
-   parallel render (what precedes it there, whitespace, is the separator between blocks).
+2. *addressed*: a call's name sits between two strings that also frame the answer: ``OPEN PREFIX NAME HEADER_END
+   {arguments}`` and ``OPEN VALUE HEADER_END answer``, the answer's value a word or nothing (``all``; ``""`` after
+   ``<|im_start|>assistant``). What precedes both calls of the parallel render is separator + opener + prefix, the
+   prefix as short as the answer's header allows; reasoning's value is what follows the opener in its header. What
+   the template writes between the answer and a call's header (else after the reasoning), markers only, closes every
+   block (``<|im_end|>``); between two calls, a call's block where that differs (``<|call|>``).
 
 Found nothing: ``BlockFormat()`` (mode NONE), and the analysis is the marker analysis alone.
 """
