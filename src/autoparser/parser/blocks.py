@@ -96,8 +96,7 @@ def _addressed_prefill(blocks: BlockFormat, generation_prompt: str) -> str:
     """An addressed block's header the prompt ends with (the model writes into reasoning or the answer it opened),
     else the opener or the start of it up to a marker token (``<|start|>`` of ``<|start|>assistant``: the model
     writes the role and its suffix)."""
-    values = [v for v in (blocks.reasoning, blocks.content) if v] + ([""] if not blocks.content else [])
-    for value in values:
+    for value in [*([blocks.reasoning] if blocks.reasoning else []), blocks.content]:
         if generation_prompt.endswith(blocks.header(value)):
             return blocks.header(value)
     start = blocks.open.lstrip()
@@ -386,7 +385,7 @@ class _Addressed:
         if prefill and start.startswith(prefill):
             # The prompt wrote the opener (or its first token): a reply that starts with no header is the prompt's
             # opener, silent, then the reply's text; an unknown value there is reported without the prompt's part.
-            headers = [self.head(v) for v in (b.reasoning, b.content) if v or v == b.content]
+            headers = [self.head(b.content), *([self.head(b.reasoning)] if b.reasoning else [])]
             if request.tools_enabled:
                 headers.append(self.call_head())
             other = p.atomic(p.tag(tags.UNPARSED, value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
