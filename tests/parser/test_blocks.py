@@ -411,9 +411,20 @@ def test_a_reasoning_block_the_prompt_opened() -> None:
         ),
         # A block end that ends no block: kept in the content, reported.
         (SLASH, "\nA<|im_end|>B<|im_end|> C", [], "AB<|im_end|> C", "", "'<|im_end|>'"),
-        # No header at all after the prompt's opener: the reply is content, the prompt's opener no part of it.
-        (SLASH, "Hi.", [], "Hi.", "", ""),
-        (DOT, "Hi.", [], "Hi.", "", ""),
+        # No header at all after the prompt's opener: the reply is content, the prompt's opener no part of it; its
+        # first word is reported (a header cut off or damaged there: `/tool:get_wea`).
+        (SLASH, "Hi. All good.", [], "Hi. All good.", "", "'Hi.' did not start"),
+        (DOT, "Hi.", [], "Hi.", "", "'Hi.' did not start"),
+        (SLASH, "/tool:get_wea", [], "/tool:get_wea", "", "'/tool:get_wea' did not start"),
+        # A call header whose opener broke: its call prefix is reported where it stands.
+        (
+            SLASH,
+            '\nA<|im_end|>\n<|im_staRt|>assistant/tool:get\n{"city": "K"}',
+            [],
+            'A\n<|im_staRt|>assistant/tool:get\n{"city": "K"}',
+            "",
+            "'/tool:' did not start",
+        ),
         # A call's block closed by its own end, the answer's by the other; an unknown recipient reported.
         (
             RECIPIENT,

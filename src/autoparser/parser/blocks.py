@@ -353,15 +353,19 @@ class _Addressed:
             key=len,
             reverse=True,
         )
-        body = p.until_one_of(stops)
+        thought = p.until_one_of(stops)
+        # A call prefix of its own (`/tool:`, `to=functions.`) in the text is a call header whose opener broke:
+        # it ends a text run and is reported (a call the reasoning mentions stays reasoning).
+        prefix = b.call.strip() if len(b.call.strip()) >= 3 else ""
+        body = p.until_one_of(sorted({*stops, prefix} - {""}, key=len, reverse=True))
         value_end = p.chars(self.value_chars()) + header_end(b)
         items: list[p.Parser] = []
         if b.reasoning:
             head = self.head(b.reasoning)
             if request.reasoning_format != "none":
-                items.append(p.atomic(head) + p.tag(tags.REASONING, body) + self.closing())
+                items.append(p.atomic(head) + p.tag(tags.REASONING, thought) + self.closing())
             else:  # inline: the block, its header and end included, stays in the content
-                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, body) + self.closing(True))
+                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, thought) + self.closing(True))
         items.append(p.atomic(self.head(b.content)) + p.tag(tags.CONTENT, body) + self.closing())
         triggers: list[str] = []
         if request.tools_enabled:
@@ -376,7 +380,7 @@ class _Addressed:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
         ends = _end_of_turn(self.ends)
         items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
-        for marker in dict.fromkeys(m for m in (b.block_end, b.call_end) if m):
+        for marker in dict.fromkeys(m for m in (b.block_end, b.call_end, prefix) if m):
             items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(marker))))
         items += ends[1:]
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
@@ -384,12 +388,15 @@ class _Addressed:
         lead = p.eps()
         if prefill and start.startswith(prefill):
             # The prompt wrote the opener (or its first token): a reply that starts with no header is the prompt's
-            # opener, silent, then the reply's text; an unknown value there is reported without the prompt's part.
+            # opener, silent, then the reply's text, its first word reported (a value cut off or damaged: `/tool:ge`,
+            # a header end missing), or a whole unknown header; nothing of the prompt shows.
             headers = [self.head(b.content), *([self.head(b.reasoning)] if b.reasoning else [])]
             if request.tools_enabled:
                 headers.append(self.call_head())
             other = p.atomic(p.tag(tags.UNPARSED, value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
-            bare = p.atomic(p.literal(prefill)) + p.optional(other)
+            blank = p.choice(p.chars("[ \\t\\r\\n]"), p.end(), *(p.literal(m) for m in stops))
+            word = p.negate(blank) + p.until_one_of(sorted({" ", "\t", "\r", "\n", *stops}, key=len, reverse=True))
+            bare = p.atomic(p.literal(prefill)) + p.optional(p.choice(other, p.tag(tags.UNPARSED, word)))
             lead = p.optional(p.negate(p.choice(*headers)) + bare)
         parser = (lead + p.zero_or_more(p.choice(*items)) + p.end()).compile()
         return GeneratedParser(parser, prefill, tuple(triggers), request)
