@@ -2,8 +2,10 @@
 
 Two real templates (Kimi K3's tagged blocks, Functionary v2.2's addressed ones), Functionary v3.2's ``>>>`` (its
 parser stays the dedicated format, but the analysis learns the same idea), and two synthetic templates that spell
-the ideas with other tokens, tags, attribute names, quotes and switches (tests/data/templates/blocks-*.jinja). No
-other bundled template may be read as blocks.
+the ideas with other tokens, tags, attribute names, quotes and switches (tests/data/templates/blocks-*.jinja).
+Role suffixes (``<|im_start|>assistant/think``, ``<turn>model:get_weather``, ``<|start|>assistant.tool.NAME``) are
+addressed blocks too, whose value follows the role: no bundled template writes them, three synthetic ones do
+(tests/data/templates/suffix-*.jinja). No other bundled template may be read as blocks.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from autoparser.analysis.model import BlockAttribute, BlockMode, ContentMode, Re
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 TAGGED = str(TEMPLATES / "blocks-tagged.jinja")
 ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
+SLASH = str(TEMPLATES / "suffix-slash.jinja")
+COLON = str(TEMPLATES / "suffix-colon.jinja")
+DOT = str(TEMPLATES / "suffix-dot.jinja")
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
 BLOCK_TEMPLATES = {"llamacpp-Kimi-K3", "hfjs-meetkai-functionary-medium-v2.2", "meetkai-functionary-medium-v3.2"}
 
 
@@ -83,6 +89,65 @@ def test_addressed_blocks(
     assert blocks.mode is BlockMode.ADDRESSED
     assert (blocks.open, blocks.header_end, blocks.separator) == (opener, header_end, separator)
     assert (blocks.content, blocks.reasoning, blocks.call, blocks.argument) == (content, reasoning, "", "")
+    assert (blocks.block_end, blocks.call_end) == ("", "")  # a block runs to the next header
+
+
+@pytest.mark.parametrize(
+    ("template", "opener", "header_end", "values", "ends", "separator"),
+    [
+        (SLASH, "<|im_start|>assistant", "\n", ("", "/think", "/tool:"), ("<|im_end|>", ""), "\n"),
+        (COLON, "<turn>model", "\n", ("", ":thought", ":"), ("</turn>", ""), "\n"),
+        (DOT, "<|start|>assistant", "<|message|>", ("", ".analysis", ".tool."), ("<|end|>", ""), ""),
+        (
+            RECIPIENT,
+            "<|start|>assistant",
+            "<|message|>",
+            ("", ":reasoning", " to=functions."),
+            ("<|end|>", "<|call|>"),
+            "",
+        ),
+    ],
+)
+def test_role_suffixes_are_addressed_blocks(
+    template: str, opener: str, header_end: str, values: tuple[str, str, str], ends: tuple[str, str], separator: str
+) -> None:
+    """The role is part of the opener; what follows it on the header's line says what the block is: nothing for the
+    answer, a suffix for reasoning, a prefix and the tool's name for a call. Each block is closed by a marker of its
+    own, which is what separates the blocks (a call's may be another: ``<|call|>``)."""
+    blocks = _load(template).analysis.blocks
+    assert blocks.mode is BlockMode.ADDRESSED
+    assert (blocks.open, blocks.header_end, (blocks.block_end, blocks.call_end), blocks.separator) == (
+        opener,
+        header_end,
+        ends,
+        separator,
+    )
+    assert (blocks.content, blocks.reasoning, blocks.call) == values
+    assert (blocks.section, blocks.argument, blocks.close_open) == ("", "", "")
+
+
+def test_the_marker_fields_describe_role_suffixes() -> None:
+    analysis = _load(SLASH).analysis
+    assert (analysis.reasoning.start, analysis.reasoning.end) == ("<|im_start|>assistant/think\n", "<|im_end|>")
+    assert analysis.content.mode is ContentMode.ALWAYS_WRAPPED
+    assert (analysis.content.start, analysis.content.end) == ("<|im_start|>assistant\n", "<|im_end|>")
+    calls, function = analysis.tools.format, analysis.tools.function
+    assert calls.mode is ToolFormatMode.TAG_WITH_JSON
+    assert (calls.per_call_start, function.name_prefix, function.name_suffix, calls.per_call_end) == (
+        "<|im_start|>assistant",
+        "/tool:",
+        "\n",
+        "<|im_end|>",
+    )
+    assert analysis.preserved_tokens == ("<|im_start|>", "<|im_end|>")
+    # The colon template's prompt opens the reasoning block when thinking is on: the model writes inside it.
+    colon = _load(COLON).analysis
+    assert colon.reasoning.mode is ReasoningMode.FORCED_OPEN
+    assert colon.generation_prompts.thinking.endswith("<turn>model:thought\n")
+    # A call's own block end is its end marker.
+    recipient = _load(RECIPIENT).analysis
+    assert (recipient.content.end, recipient.tools.format.per_call_end) == ("<|end|>", "<|call|>")
+    assert recipient.preserved_tokens == ("<|start|>", "<|message|>", "<|end|>", "<|call|>")
 
 
 def test_the_marker_fields_describe_the_blocks() -> None:

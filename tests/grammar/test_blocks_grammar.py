@@ -1,4 +1,5 @@
-"""The grammar of headed blocks (grammar/blocks.py) on the synthetic templates (tests/data/templates/blocks-*.jinja):
+"""The grammar of headed blocks (grammar/blocks.py) on the synthetic templates (tests/data/templates/blocks-*.jinja and
+the role suffixes of suffix-*.jinja):
 it accepts what each template writes (and the parser reads back as written), and rejects calls the request does not
 allow. The real templates (Kimi K3, Functionary v2.2) are in the bundled-template grammar tests."""
 
@@ -17,17 +18,23 @@ from ..support.helpers import WEATHER_TOOL, function_tool
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 TAGGED = str(TEMPLATES / "blocks-tagged.jinja")
 ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
+SLASH = str(TEMPLATES / "suffix-slash.jinja")
+COLON = str(TEMPLATES / "suffix-colon.jinja")
+DOT = str(TEMPLATES / "suffix-dot.jinja")
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
+ALL = [TAGGED, ADDRESSED, SLASH, COLON, DOT, RECIPIENT]
 USER = [{"role": "user", "content": "What is the weather?"}]
 TOOLS = [WEATHER_TOOL, function_tool("ping")]
 
 
 def _chat(template: str, **kwargs: Any) -> ChatParams:
-    kwargs.setdefault("enable_thinking", True)
+    # (the colon template's prompt opens reasoning with thinking on, which a turn without reasoning does not continue)
+    kwargs.setdefault("enable_thinking", template != COLON)
     return ChatTemplate.from_file(template).apply(USER, tools=TOOLS, **kwargs)
 
 
 def _turn(template: str, message: dict[str, Any], **kwargs: Any) -> str:
-    kwargs.setdefault("enable_thinking", True)
+    kwargs.setdefault("enable_thinking", template != COLON)
     tmpl = ChatTemplate.from_file(template)
     prompt = tmpl.apply(USER, tools=TOOLS, **kwargs).prompt
     full = tmpl.apply([*USER, message], tools=TOOLS, add_generation_prompt=False, **kwargs).prompt
@@ -43,7 +50,7 @@ def _call(name: str, arguments: dict[str, Any], content: str = "", reasoning: st
 GOOD = {"city": "Paris", "days": 2}
 
 
-@pytest.mark.parametrize("template", [TAGGED, ADDRESSED])
+@pytest.mark.parametrize("template", ALL)
 @pytest.mark.parametrize(
     "message",
     [
@@ -64,7 +71,7 @@ def test_the_whole_output_grammar_accepts_what_the_template_writes(template: str
         assert all(verdicts(chat, text).values()), verdicts(chat, text)  # the lazy grammar, from its trigger
 
 
-@pytest.mark.parametrize("template", [TAGGED, ADDRESSED])
+@pytest.mark.parametrize("template", ALL)
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [
@@ -98,3 +105,34 @@ def test_json_schema_answers_sit_in_the_answer_block() -> None:
     assert not any(full_verdicts(chat, '{"ok": 1}').values())
     addressed = ChatTemplate.from_file(ADDRESSED).apply(USER, json_schema=schema)
     assert all(full_verdicts(addressed, 'user<|body|>{"ok": false}').values())
+
+
+def test_role_suffix_grammars_hold_the_blocks_to_the_template() -> None:
+    """Parallel calls each in a block of their own, closed; a JSON answer in the answer's block; a reasoning block the
+    prompt opened is written into and closed; what the template never writes is refused."""
+    chat = _chat(SLASH, parallel_tool_calls=True)
+    two = '/tool:get_weather\n{"city": "Paris", "days": 2}<|im_end|>\n<|im_start|>assistant/tool:ping\n{}<|im_end|>'
+    assert all(full_verdicts(chat, two).values())
+    assert all(full_verdicts(chat, "/think\nHm.<|im_end|>\n<|im_start|>assistant\nHi.<|im_end|>").values())
+    refused = [
+        two.replace("<|im_end|>\n<|im_start|>", "\n<|im_start|>"),  # a block end left out between blocks
+        '/tool:get_weather {"city": "Paris", "days": 2}',  # another header end
+        '/tools:get_weather\n{"city": "Paris", "days": 2}',  # another call prefix
+        "/thinking\nHm.<|im_end|>\n<|im_start|>assistant\nHi.",  # another reasoning suffix
+    ]
+    for text in refused:
+        assert not any(full_verdicts(chat, text).values()), text
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = ChatTemplate.from_file(DOT).apply(USER, json_schema=schema)
+    assert all(full_verdicts(answer, 'assistant<|message|>{"ok": true}<|end|>').values())
+    assert not any(full_verdicts(answer, 'assistant<|message|>{"ok": 1}<|end|>').values())
+    recipient = _chat(RECIPIENT, parallel_tool_calls=True)
+    calls = "<|message|>Hm.<|end|><|start|>assistant to=functions.ping<|message|>{}<|call|>"
+    calls += '<|start|>assistant to=functions.get_weather<|message|>{"city": "Paris", "days": 2}<|call|>'
+    assert all(full_verdicts(recipient, calls).values())
+    assert not any(full_verdicts(recipient, calls.replace("<|call|>", "<|end|>", 1)).values())  # a call's own end
+    opened = ChatTemplate.from_file(COLON).apply(USER, tools=TOOLS, enable_thinking=True)
+    good = 'Hm.</turn>\n<turn>model:get_weather\n{"city": "Paris", "days": 2}</turn>'
+    assert all(full_verdicts(opened, good).values())
+    assert all(verdicts(opened, good).values())  # the lazy grammar, from its trigger after an opener
+    assert not any(full_verdicts(opened, "<turn>model:thought\nHm.</turn>").values())  # the prompt wrote it

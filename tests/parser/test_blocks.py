@@ -1,5 +1,6 @@
-"""The parser of headed blocks (parser/blocks.py) on the synthetic templates (tests/data/templates/blocks-*.jinja) and
-the real ones (Kimi K3, Functionary v2.2; Functionary v3.2's ``>>>`` blocks read by the same generic parser).
+"""The parser of headed blocks (parser/blocks.py) on the synthetic templates (tests/data/templates/blocks-*.jinja, and
+the role suffixes of tests/data/templates/suffix-*.jinja) and the real ones (Kimi K3, Functionary v2.2; Functionary
+v3.2's ``>>>`` blocks read by the same generic parser).
 
 Every output is the template's own rendering of a message; it must parse back to that message, and stream to it one
 character per feed (each step equal to the partial parse: nothing shown is ever taken back) and in random chunks.
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatMessage, ChatParams, ChatTemplate
+from autoparser.check import Status, check_template
 from autoparser.message import CallStatus
 from autoparser.parser.blocks import build_block_parser
 
@@ -28,6 +30,11 @@ from ..support.outputs import chat as output_chat
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 TAGGED = str(TEMPLATES / "blocks-tagged.jinja")
 ADDRESSED = str(TEMPLATES / "blocks-addressed.jinja")
+SLASH = str(TEMPLATES / "suffix-slash.jinja")
+COLON = str(TEMPLATES / "suffix-colon.jinja")
+DOT = str(TEMPLATES / "suffix-dot.jinja")
+RECIPIENT = str(TEMPLATES / "suffix-recipient.jinja")
+SUFFIXES = (SLASH, COLON, DOT, RECIPIENT)
 KIMI = "llamacpp-Kimi-K3"
 FUNCTIONARY = "hfjs-meetkai-functionary-medium-v2.2"
 USER = [{"role": "user", "content": "What is the weather?"}]
@@ -37,15 +44,21 @@ def _load(template: str) -> ChatTemplate:
     return ChatTemplate.from_file(template) if template.endswith(".jinja") else ChatTemplate.load(template)
 
 
+def _thinking(template: str) -> bool:
+    """Thinking on, except for the colon template, whose prompt then opens the reasoning block, which a rendered turn
+    without reasoning does not continue (test_a_reasoning_block_the_prompt_opened covers it)."""
+    return template != COLON
+
+
 def _chat(template: str, **kwargs: Any) -> ChatParams:
-    kwargs.setdefault("enable_thinking", True)
+    kwargs.setdefault("enable_thinking", _thinking(template))
     return _load(template).apply(USER, tools=TOOLS, parallel_tool_calls=True, **kwargs)
 
 
 def _turn(template: str, message: dict[str, Any], **kwargs: Any) -> str:
     """What the model writes: the template's rendering of ``message`` after the generation prompt (end of turn
     included: the parser reads it as markup)."""
-    kwargs.setdefault("enable_thinking", True)
+    kwargs.setdefault("enable_thinking", _thinking(template))
     tmpl = _load(template)
     prompt = tmpl.apply(USER, tools=TOOLS, **kwargs).prompt
     full = tmpl.apply([*USER, message], tools=TOOLS, add_generation_prompt=False, **kwargs).prompt
@@ -81,7 +94,7 @@ _CALLS = {
     ("template", "case"),
     [
         (template, case)
-        for template in (TAGGED, ADDRESSED, KIMI, FUNCTIONARY)
+        for template in (TAGGED, ADDRESSED, *SUFFIXES, KIMI, FUNCTIONARY)
         for case in _CALLS
         if not (template == FUNCTIONARY and _CALLS[case][2])  # (Functionary v2.2 renders no reasoning)
     ],
@@ -98,7 +111,7 @@ def test_calls_read_back_as_rendered(template: str, case: str) -> None:
     _streams_to(params, text, message)
 
 
-@pytest.mark.parametrize("template", [TAGGED, ADDRESSED, KIMI])
+@pytest.mark.parametrize("template", [TAGGED, ADDRESSED, *SUFFIXES, KIMI])
 @pytest.mark.parametrize("reasoning", ["", REASONING])
 def test_answers_read_back_as_rendered(template: str, reasoning: str) -> None:
     message: dict[str, Any] = {"role": "assistant", "content": CONTENT}
@@ -306,3 +319,168 @@ def test_functionary_v3_2_outputs_read_with_the_generic_block_parser() -> None:
         _streams_to(generic, output.text, message)
         checked += 1
     assert checked >= 4
+
+
+# --- role suffixes --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("template", [*SUFFIXES, ADDRESSED, TAGGED])
+def test_autoparser_check_reads_back_every_case(template: str) -> None:
+    """``autoparser check`` on the synthetic block templates: every case rendered (none left out) and read back,
+    parsed, streamed and accepted by the whole-output grammar."""
+    report = check_template(_load(template))
+    assert not report.error
+    assert [(r.case, r.status) for r in report.results] == [(r.case, Status.OK) for r in report.results]
+    assert len(report.results) == 6 and report.passed
+    assert not [r.case for r in report.results if r.grammar], [r.grammar_reason for r in report.results]
+
+
+def test_a_reasoning_block_the_prompt_opened() -> None:
+    """Thinking on, the colon template's prompt ends with ``<turn>model:thought`` and a line break: the reply starts
+    inside the reasoning block, closes it with ``</turn>``, then writes its blocks."""
+    params = _chat(COLON, enable_thinking=True)
+    assert params.generation_prompt.endswith("<turn>model:thought\n")
+    replies = [
+        (f"{REASONING}</turn>\n<turn>model\n{CONTENT}</turn>", REASONING, CONTENT, []),
+        ('Plan.</turn>\n<turn>model:get\n{"city": "Oslo"}</turn>', "Plan.", "", [("get", {"city": "Oslo"})]),
+        (f"</turn>\n<turn>model\n{CONTENT}", "", CONTENT, []),  # an empty reasoning block
+        (f"<turn>model\n{CONTENT}</turn>", "", CONTENT, []),  # the reasoning block left without its end
+    ]
+    for text, reasoning, content, calls in replies:
+        message = params.parse(text)
+        assert (message.reasoning_content, message.content, _calls(message), message.warnings) == (
+            reasoning,
+            content,
+            calls,
+            (),
+        ), text
+        _streams_to(params, text, message)
+
+
+@pytest.mark.parametrize(
+    ("template", "text", "calls", "content", "reasoning", "warned"),
+    [
+        # A block end left out between blocks: the next header ends the block.
+        (SLASH, "/think\nPlan.\n<|im_start|>assistant\nHi.", [], "Hi.", "Plan.", ""),
+        (
+            DOT,
+            'assistant.analysis<|message|>Plan.<|start|>assistant.tool.get<|message|>{"city": "Oslo"}',
+            [("get", {"city": "Oslo"})],
+            "",
+            "Plan.",
+            "",
+        ),
+        # Several calls, then the answer after them.
+        (
+            SLASH,
+            '/tool:get\n{"city": "Oslo"}<|im_end|>\n<|im_start|>assistant/tool:ping\n{}<|im_end|>\n'
+            "<|im_start|>assistant\nDone.<|im_end|>",
+            [("get", {"city": "Oslo"}), ("ping", {})],
+            "Done.",
+            "",
+            "text after the tool calls",
+        ),
+        # A suffix the analysis never saw: its header stays in the content, reported.
+        (
+            SLASH,
+            "/citation\nSee [1].<|im_end|>\n<|im_start|>assistant\nHi.<|im_end|>",
+            [],
+            "/citation\nSee [1].<|im_end|>Hi.",
+            "",
+            "'/citation\\n'",
+        ),
+        (
+            COLON,
+            "\nHi.</turn>\n<turn>model:note\nremember</turn>",
+            [],
+            "Hi.\n<turn>model:note\nremember</turn>",
+            "",
+            "'\\n<turn>model:note\\n'",
+        ),
+        # A tool the request does not declare: a call, with a warning.
+        (SLASH, '/tool:launch\n{"x": 1}<|im_end|>', [("launch", {"x": 1})], "", "", "not declared"),
+        (DOT, 'assistant.tool.launch<|message|>{"x": 1}<|end|>', [("launch", {"x": 1})], "", "", "not declared"),
+        # Arguments that break: the call as it stood, the rest left out with a warning, the next block read.
+        (
+            SLASH,
+            '/tool:get\n{"city": Oslo}<|im_end|>\n<|im_start|>assistant\nDone.',
+            [("get", {})],
+            "Done.",
+            "",
+            "after where it broke",
+        ),
+        # A block end that ends no block: kept in the content, reported.
+        (SLASH, "\nA<|im_end|>B<|im_end|> C", [], "AB<|im_end|> C", "", "'<|im_end|>'"),
+        # No header at all after the prompt's opener: the reply is content, the prompt's opener no part of it; its
+        # first word is reported (a header cut off or damaged there: `/tool:get_wea`).
+        (SLASH, "Hi. All good.", [], "Hi. All good.", "", "'Hi.' did not start"),
+        (DOT, "Hi.", [], "Hi.", "", "'Hi.' did not start"),
+        (SLASH, "/tool:get_wea", [], "/tool:get_wea", "", "'/tool:get_wea' did not start"),
+        # A call header whose opener broke: its call prefix is reported where it stands.
+        (
+            SLASH,
+            '\nA<|im_end|>\n<|im_staRt|>assistant/tool:get\n{"city": "K"}',
+            [],
+            'A\n<|im_staRt|>assistant/tool:get\n{"city": "K"}',
+            "",
+            "'/tool:' did not start",
+        ),
+        # A call's block closed by its own end, the answer's by the other; an unknown recipient reported.
+        (
+            RECIPIENT,
+            '<|message|>Sure.<|end|><|start|>assistant to=functions.get<|message|>{"city": "Oslo"}<|call|>',
+            [("get", {"city": "Oslo"})],
+            "Sure.",
+            "",
+            "",
+        ),
+        (
+            RECIPIENT,
+            " to=mail<|message|>Dear all<|end|><|call|>",
+            [],
+            "to=mail<|message|>Dear all<|end|><|call|>",  # (a reply's leading whitespace is no content)
+            "",
+            "' to=mail<|message|>'",
+        ),
+        # Another role's turn written after the answer: its opener's first token is reported, its text kept.
+        (SLASH, "\nHi.<|im_end|>\n<|im_start|>user\nMore", [], "Hi.<|im_start|>user\nMore", "", "'<|im_start|>'"),
+    ],
+)
+def test_role_suffix_liberties_are_read_and_reported(
+    template: str, text: str, calls: list[tuple[str, Any]], content: str, reasoning: str, warned: str
+) -> None:
+    params = _chat(template)
+    message = params.parse(text)
+    assert _calls(message) == calls
+    assert (message.content, message.reasoning_content) == (content, reasoning)
+    warnings = " | ".join(w.message for w in message.warnings)
+    assert (warned in warnings) if warned else not warnings, warnings
+    _streams_to(params, text, message)
+
+
+def test_role_suffix_inline_reasoning_keeps_its_block_in_the_content() -> None:
+    params = _chat(SLASH, reasoning_format="none")
+    text = "/think\nPlan.<|im_end|>\n<|im_start|>assistant\nHi.<|im_end|>"
+    message = params.parse(text)
+    assert message.reasoning_content == ""
+    assert message.content == "<|im_start|>assistant/think\nPlan.<|im_end|>Hi."
+    _streams_to(params, text, message)
+
+
+@pytest.mark.parametrize("template", SUFFIXES)
+def test_role_suffix_cut_off_replies_stream_to_their_parse(template: str) -> None:
+    """Every cut of a reasoning + content + parallel-call reply: no crash, the stream ends equal to the parse and
+    never retracts."""
+    params = _chat(template)
+    calls = [("get_weather", {"city": "Oslo", "days": 2}), ("get", {"city": "Rome"})]
+    text = _turn(template, call_message(calls, "Sure.", "Plan."))
+    assert _calls(params.parse(text)) == calls
+    for cut in range(0, len(text), 3):
+        assert not check_stream(params, random_chunks(text[:cut], cut))
+
+
+def test_role_suffix_tools_off_leave_a_call_in_the_content_with_a_warning() -> None:
+    params = _load(SLASH).apply(USER, enable_thinking=True)
+    text = '/tool:get\n{"city": "Oslo"}<|im_end|>'
+    message = params.parse(text)
+    assert message.tool_calls == () and '{"city": "Oslo"}' in message.content and message.warnings

@@ -188,11 +188,16 @@ class BlockFormat:
     """A reply written as headed blocks (:class:`BlockMode`; analysis/calls/blocks.py learns it): what opens a
     block's header, what ends it, what closes a block, and which header value says what a block holds.
 
-    Header values are tags (TAGGED: ``think``, ``response``, ``tools``, ``call``, ``argument``) or recipients
-    (ADDRESSED: ``all``; a call's recipient is the tool's name, so ``call`` is ``""`` there). A call names its tool
-    in the attribute ``name_attribute`` of its header (``tool="get_weather"``), or, where ``call`` is ``""``, by
-    its header value itself. Its arguments are ``argument`` blocks named by ``key_attribute`` (``key="city"``,
+    Header values are tags (TAGGED: ``think``, ``response``, ``tools``, ``call``, ``argument``) or, ADDRESSED, what
+    follows the opener on the header's line: a recipient (``all``) or a role suffix (``/think`` after
+    ``<|im_start|>assistant``; ``""``: the answer's header has none). A call names its tool in the attribute
+    ``name_attribute`` of its header (``tool="get_weather"``), or by its header value itself: TAGGED where ``call``
+    is ``""``, ADDRESSED always, after the prefix ``call`` (``/tool:`` in ``assistant/tool:get_weather``; ``""``:
+    the value is the name). Its arguments are ``argument`` blocks named by ``key_attribute`` (``key="city"``,
     the value raw text typed by the tool's schema), or, where ``argument`` is ``""``, the block's body as JSON.
+    ``block_end``: ADDRESSED, the marker that closes every block whatever its value (``<|im_end|>``: each block a
+    message of its own); ``""``: a block runs to the next header. ``call_end``: what closes a call's block where it
+    is another marker (``<|call|>``; ``""``: ``block_end``).
     ``turn``: the tag of the block the whole turn sits in, which the generation prompt opens (``message``): its
     closer ends the turn. ``separator``: what the template writes between blocks (``"\\n"``), layout.
     ``attributes``: the other attributes of headers (:class:`BlockAttribute`); ``quote``: the quote around
@@ -221,6 +226,8 @@ class BlockFormat:
     json_block: str = ""
     type_attribute: str = ""
     type_names: tuple[tuple[str, str], ...] = ()
+    block_end: str = ""
+    call_end: str = ""
 
     @property
     def enabled(self) -> bool:
@@ -233,6 +240,11 @@ class BlockFormat:
     def closer(self, tag: str) -> str:
         """The closer of a ``tag`` block (``<|close|>think<|sep|>``; ``""`` where blocks have none)."""
         return self.close_open + tag + self.close_end if self.close_open else ""
+
+    @property
+    def call_closer(self) -> str:
+        """ADDRESSED: what closes a call's block (``""``: it runs to the next header)."""
+        return self.call_end or self.block_end
 
 
 @dataclass(frozen=True, slots=True)

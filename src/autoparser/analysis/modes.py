@@ -67,9 +67,10 @@ class BlockMode(Enum):
 
     NONE: it is not. TAGGED: each block is ``open TAG [attributes] header_end … close_open TAG close_end``
     (``<|open|>think<|sep|>…<|close|>think<|sep|>``); the tag says what the block is, attributes name a call's tool
-    and an argument. ADDRESSED: each block is ``open RECIPIENT header_end …`` and runs to the next header
-    (``<|from|>assistant\n<|recipient|>get_weather\n<|content|>{…}``); one recipient means the user (content),
-    any other is a tool the block calls.
+    and an argument. ADDRESSED: each block is ``open VALUE header_end …`` and runs to a block end or the next header;
+    the value is a recipient (``<|from|>assistant\n<|recipient|>get_weather\n<|content|>{…}``: one recipient means
+    the user, any other is a tool the block calls) or a role suffix (``<|im_start|>assistant/think``,
+    ``<|im_start|>assistant/tool:get_weather``, none for the answer).
     """
 
     NONE = "NONE"

@@ -616,6 +616,8 @@ def _split_turn(text: str, analysis: TemplateAnalysis, end_of_turn: str, payload
     """The turn up to its first end of turn. A template may render a second (empty) turn after the calls, which a
     model never writes; but when the payload itself is split over two turns, no model output has this shape."""
     call_markers = [m.strip() for m in marker_fields(analysis)[4:] if m.strip()]
+    # (a headed block's end closes the block, not the turn: `<|end|>` after the answer's block, a call's after it)
+    call_markers += [m for m in (analysis.blocks.block_end, analysis.blocks.call_end) if m]
     unmarked = text
     for marker in call_markers:  # the tool-call markers (GigaChat's section starts with the stop)
         unmarked = unmarked.replace(marker, "")

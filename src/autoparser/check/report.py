@@ -42,7 +42,7 @@ def terminal(report: CheckReport) -> RenderableType:
     learned.add_column(style="cyan")
     learned.add_column()
     for key, value in report.learned.items():
-        learned.add_row(key, value)
+        learned.add_row(key, Text(value))  # (plain text: markers such as `[TOOL_CALLS]` are no console markup)
     parts += [Text("learned", style="bold"), learned, Text("")]
     cases = Table(title=None)
     cases.add_column("case")
@@ -54,7 +54,7 @@ def terminal(report: CheckReport) -> RenderableType:
             grammar_why = result.grammar_reason or result.grammar
             why = f"{why}; grammar: {grammar_why}" if why else f"grammar: {grammar_why}"
         style = "green" if result.status is Status.OK else "dim" if result.status is Status.NOT_RENDERED else "red"
-        cases.add_row(result.case, Text(cell(result), style=style), why)
+        cases.add_row(result.case, Text(cell(result), style=style), Text(why))
     parts.append(cases)
     for note in report.notes:
         parts.append(Text(f"note: {note}"))

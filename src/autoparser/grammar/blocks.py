@@ -11,10 +11,11 @@ arguments valid under the tool's schema.
   parameters in the schema's order, required ones present; a value is raw text up to the block's closer where the
   schema takes a string, else JSON under the parameter's schema. The lazy grammar is triggered by the section's
   header (or a call's opener).
-* **addressed** (Functionary v2): the generation prompt ends with the opener, so the output starts with a recipient.
-  A call is ``NAME HEADER_END {arguments}``, more calls each after the separator and opener; an answer is the content
-  recipient's block. Triggers are patterns for a requested tool's name and header end, at the start of the output
-  or after an opener.
+* **addressed** (Functionary v2, role suffixes): the output starts with what the prompt left of the opener, then a
+  value (or inside the reasoning or answer block the prompt opened). A call is ``PREFIX NAME HEADER_END
+  {arguments}``, more calls each after the block end, separator and opener; an answer is the content's block, closed
+  by the block end where the template writes one. Triggers are patterns for the call prefix, a requested tool's name
+  and header end, at the start of the output or after an opener.
 """
 
 from __future__ import annotations
@@ -186,22 +187,49 @@ class _Addressed:
     def __init__(self, analysis: TemplateAnalysis, request: ParseRequest) -> None:
         self.analysis, self.request, self.blocks = analysis, request, analysis.blocks
         b = self.blocks
-        self.first = p.eps() if block_prefill(b, request.generation_prompt) else p.literal(b.open.lstrip())
-        if b.reasoning:  # an optional reasoning block first
-            thought = p.literal(b.reasoning + b.header_end) + self.free_text() + p.literal(b.open.lstrip())
-            self.first = self.first + p.optional(thought)
+        self.prefill = block_prefill(b, request.generation_prompt)
+        start = b.open.lstrip()
+        self.ends = end_markers(analysis)
+        # What the output starts with: the rest of the opener the prompt began (all of it, or none), then a value;
+        # inside reasoning or the answer where the prompt opened that block.
+        self.in_reasoning = bool(b.reasoning) and self.prefill == b.header(b.reasoning)
+        self.in_answer = not self.in_reasoning and self.prefill == b.header(b.content)
+        self.rest = "" if self.in_reasoning or self.in_answer else start[len(self.prefill) :]
 
-    def text(self) -> p.Parser:
-        """The content recipient's block after its opener: any text up to the next opener."""
+    def next_block(self, *, ended: bool = True, marker: str | None = None) -> p.Parser:
+        """The end of a block (``marker``: a call's) and the next one's opener (the separator is whitespace: one
+        ``space``). ``ended`` False: the block end is optional (the reasoning block the prompt opened, which a turn
+        without reasoning leaves empty: ``<turn>model:thought`` then ``<turn>model``, as the template writes an
+        answer alone)."""
         b = self.blocks
-        return p.literal(b.content + b.header_end) + self.free_text()
+        marker = b.block_end if marker is None else marker
+        end = p.literal(marker) if marker else p.eps()
+        return (end if ended else p.optional(end)) + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
-        """A block's text: up to the next opener, and without the opener's first token (`<|from|>`), which the
-        parser reports where it starts no header."""
-        start = self.blocks.open.lstrip()
+        """A block's text: up to the block end or the next opener, and without the opener's first token
+        (`<|from|>`), which the parser reports where it starts no header."""
+        b = self.blocks
+        start = b.open.lstrip()
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
-        return p.until(token or start)
+        stops = sorted({token or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
+        return p.until_one_of(stops)
+
+    def thought(self) -> p.Parser:
+        """The rest of a reasoning block the prompt opened, or an optional one of the model's; then the next block's
+        opener."""
+        b = self.blocks
+        if self.in_reasoning:
+            return self.free_text() + self.next_block(ended=False)
+        if not b.reasoning or self.in_answer:
+            return p.eps()
+        return p.optional(p.literal(b.reasoning + b.header_end) + self.free_text() + self.next_block())
+
+    def text(self) -> p.Parser:
+        """The content block after its opener (its header too unless the prompt wrote it): any text."""
+        b = self.blocks
+        head = p.eps() if self.in_answer else p.literal(b.content + b.header_end)
+        return head + self.free_text()
 
     def section(self) -> p.Parser:
         b, request = self.blocks, self.request
@@ -211,34 +239,49 @@ class _Addressed:
         calls = []
         for tool in seen.values():
             arguments = p.schema(p.json(), f"tool-{rule_safe(tool.name)}-args", tool.parameters or {"type": "object"})
-            calls.append(
-                p.rule(f"tool-{rule_safe(tool.name)}", p.literal(tool.name + b.header_end) + p.space() + arguments)
-            )
+            head = p.literal(b.call + tool.name + b.header_end)
+            calls.append(p.rule(f"tool-{rule_safe(tool.name)}", head + p.space() + arguments))
         call = p.choice(*calls)
-        # (the separator is whitespace: one `space` before the opener, which JSON's own trailing space may also take)
-        more = p.space() + p.literal(b.open.lstrip())
-        return (call + p.zero_or_more(more + call) if request.parallel_tool_calls else call) + p.space()
+        # (JSON's own trailing space may take the separator too)
+        more = p.space() + self.next_block(marker=b.call_closer)
+        calls = call + p.zero_or_more(more + call) if request.parallel_tool_calls else call
+        return calls + p.space() + self.end(b.call_closer)
+
+    def end(self, marker: str | None = None) -> p.Parser:
+        """The last block's end (``marker``: a call's) and the end-of-turn marker the model writes last (both
+        optional)."""
+        marker = self.blocks.block_end if marker is None else marker
+        ended = p.optional(p.literal(marker) + p.space()) if marker else p.eps()
+        ends = [e for e in self.ends if e != marker]
+        return ended + (p.optional(p.choice(*map(p.literal, ends)) + p.space()) if ends else p.eps())
 
     def triggers(self) -> tuple[Trigger, ...]:
-        """A block addressed to a requested tool: its name and header end, at the start of the output (the prompt
-        wrote the opener) or after an opener."""
+        """A block addressed to a requested tool: its value and header end, at the start of the output (after the
+        part of the opener the prompt did not write) or after an opener."""
         b = self.blocks
         names = "|".join(re.escape(t.name) for t in self.request.tools)
-        recipient = rf"((?:{names}){re.escape(b.header_end)})"
-        return Trigger("pattern", f"^{recipient}"), Trigger("pattern", re.escape(b.open.lstrip()) + recipient)
+        value = rf"({re.escape(b.call)}(?:{names}){re.escape(b.header_end)})"
+        found = [Trigger("pattern", re.escape(b.open.lstrip()) + value)]
+        if not (self.in_reasoning or self.in_answer):
+            found.insert(0, Trigger("pattern", f"^{re.escape(self.rest)}{value}"))
+        return tuple(found)
 
     def grammar(self) -> GrammarSpec:
         b, request = self.blocks, self.request
-        ends = end_markers(self.analysis)  # the end-of-turn marker the model writes last (optional)
-        end = p.optional(p.choice(*map(p.literal, ends)) + p.space()) if ends else p.eps()
+        first = p.literal(self.rest) if self.rest else p.eps()
+        lead = first + self.thought()
         if request.json_schema is not None:
-            body = p.literal(b.content + b.header_end) + p.space() + json_answer(request) + p.space()
-            return whole_grammar(self.first + body + end)
+            head = p.eps() if self.in_answer else p.literal(b.content + b.header_end)
+            return whole_grammar(lead + head + p.space() + json_answer(request) + p.space() + self.end())
         if not request.tools_enabled:
             return GrammarSpec()
-        section = self.section() + end
-        opener = p.literal(b.open.lstrip())
+        section = self.section()
         if request.tool_choice == "required":
-            return whole_grammar(self.first + p.optional(self.text() + opener) + section)
-        whole = self.first + p.choice(self.text() + p.optional(opener + section), section)
+            return whole_grammar(lead + p.optional(self.text() + self.next_block()) + section)
+        # After the answer: calls, or the end (a block end and end-of-turn marker; text runs on where blocks have
+        # no end).
+        calls = self.next_block() + section
+        then = p.choice(calls, self.end()) if b.block_end else p.optional(calls)
+        answer = self.text() + then
+        whole = lead + (answer if self.in_answer else p.choice(answer, section))
         return lazy_grammar(p.trigger_rule("calls", section), self.triggers(), whole)

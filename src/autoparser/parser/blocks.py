@@ -8,8 +8,10 @@ blocks"):
   prompt, included) are markup; a call block names its tool in an attribute (or by its tag) and holds argument
   blocks named by an attribute, typed by the tool's schema (other attributes, a running index, a type, are read and
   skipped), or its arguments as JSON (bare, or in a block of its own);
-* **addressed** (``OPEN RECIPIENT HEADER_END …``, no closers): the content recipient's block is content, a tool's
-  block is a call with JSON arguments, up to the next header or the end of the turn.
+* **addressed** (``OPEN VALUE HEADER_END …``: a recipient or a role suffix): the answer's block is content,
+  reasoning's reasoning, a block whose value is the call prefix and a tool's name is a call with JSON arguments, up
+  to the block end where the template writes one (a call's own: ``<|call|>``), else the next header or the end of the
+  turn.
 
 Lenient like the generic parser: text outside blocks is content; a header or closer of a kind the analysis never
 saw, a call header whose call does not parse, a stray opener are content with a warning (UNPARSED); a block whose
@@ -18,7 +20,8 @@ it then) and is recovered as it stood if its rest breaks. Headers are atomic, so
 may still turn out to be another; text runs stop at (and withhold a partial) opener, closer or end-of-turn marker.
 
 The generation prompt opens the turn's first block (Kimi K3's ``<|open|>think<|sep|>``, Functionary's
-``<|from|>assistant\\n<|recipient|>``): the parser reads ``prefill + output`` with that header as prefill.
+``<|from|>assistant\\n<|recipient|>``, ``<|im_start|>assistant`` before a role suffix, or only its first token): the
+parser reads ``prefill + output`` with that header (or part of the opener) as prefill.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
         rest = marker
         while closer is not None and (m := closer.match(rest)) is not None:
             rest = rest[m.end() :].lstrip()
+        if blocks.block_end and rest.startswith(blocks.block_end) and rest != blocks.block_end:
+            rest = rest[len(blocks.block_end) :].lstrip()  # (the block end in front is read as the last block's)
         if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
             found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
     return sorted(found, key=lambda m: (-len(m), m))
@@ -78,13 +83,27 @@ def block_prefill(blocks: BlockFormat, generation_prompt: str) -> str:
     """The part of the generation prompt the parser reads before the output: the header the prompt ends with (the
     turn's first block is open: a reasoning or answer block, or an addressed header waiting for its recipient)."""
     if blocks.mode is BlockMode.ADDRESSED:
-        return blocks.open if blocks.open and generation_prompt.endswith(blocks.open) else ""
+        return _addressed_prefill(blocks, generation_prompt)
     tags_ = "|".join(re.escape(t) for t in (blocks.reasoning, blocks.content) if t)
     if not tags_:
         return ""
     header = re.escape(blocks.open) + f"(?:{tags_})" + _ATTRS + r"\s*" + re.escape(blocks.header_end) + r"\s*\Z"
     found = re.search(header, generation_prompt)
     return generation_prompt[found.start() :] if found else ""
+
+
+def _addressed_prefill(blocks: BlockFormat, generation_prompt: str) -> str:
+    """An addressed block's header the prompt ends with (the model writes into reasoning or the answer it opened),
+    else the opener or the start of it up to a marker token (``<|start|>`` of ``<|start|>assistant``: the model
+    writes the role and its suffix)."""
+    for value in [*([blocks.reasoning] if blocks.reasoning else []), blocks.content]:
+        if generation_prompt.endswith(blocks.header(value)):
+            return blocks.header(value)
+    start = blocks.open.lstrip()
+    for cut in [len(start), *sorted((m.end() for m in marker_positions(start)), reverse=True)]:
+        if cut and generation_prompt.endswith(start[:cut]):
+            return start[:cut]
+    return ""
 
 
 def opener(blocks: BlockFormat) -> p.Parser:
@@ -305,11 +324,24 @@ class _Tagged:
 
 
 class _Addressed:
-    """Addressed blocks: ``OPEN RECIPIENT HEADER_END body``, up to the next header."""
+    """Addressed blocks: ``OPEN VALUE HEADER_END body [BLOCK_END]``, up to the block end or the next header."""
 
     def __init__(self, analysis: TemplateAnalysis, request: ParseRequest) -> None:
         self.analysis, self.request, self.blocks = analysis, request, analysis.blocks
         self.ends = end_markers(analysis)
+
+    def head(self, value: str) -> p.Parser:
+        """``OPEN value HEADER_END`` (the answer's value may be empty: ``<|im_start|>assistant`` + line break)."""
+        return opener(self.blocks) + (p.literal(value) if value else p.eps()) + header_end(self.blocks)
+
+    def closing(self, inline: bool = False, marker: str | None = None) -> p.Parser:
+        """The block end after a block (``marker``: a call's), optional (a model may stop before it); ``inline``:
+        kept in the content."""
+        marker = self.blocks.block_end if marker is None else marker
+        if not marker:
+            return p.eps()
+        end = p.tag(tags.CONTENT, p.literal(marker)) if inline else p.literal(marker)
+        return p.optional(p.space() + p.atomic(end))
 
     def build(self) -> GeneratedParser:
         b, request = self.blocks, self.request
@@ -317,51 +349,94 @@ class _Addressed:
         # The opener's first token alone (`<|from|>`, repeated or left without its role) starts no header: reported.
         token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
         stops = sorted(
-            {start, token, *([b.separator + start] if b.separator else []), *self.ends} - {""}, key=len, reverse=True
+            {start, token, *([b.separator + start] if b.separator else []), *self.ends, b.block_end, b.call_end} - {""},
+            key=len,
+            reverse=True,
         )
-        body = p.until_one_of(stops)
-        open_, end = opener(b), header_end(b)
+        thought = p.until_one_of(stops)
+        # A call prefix of its own (`/tool:`, `to=functions.`) in the text is a call header whose opener broke:
+        # it ends a text run and is reported (a call the reasoning mentions stays reasoning).
+        prefix = b.call.strip() if len(b.call.strip()) >= 3 else ""
+        body = p.until_one_of(sorted({*stops, prefix} - {""}, key=len, reverse=True))
+        value_end = p.chars(self.value_chars()) + header_end(b)
         items: list[p.Parser] = []
         if b.reasoning:
-            head = open_ + p.literal(b.reasoning) + end
+            head = self.head(b.reasoning)
             if request.reasoning_format != "none":
-                items.append(p.atomic(head) + p.tag(tags.REASONING, body))
-            else:  # inline: the block, its header included, stays in the content
-                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, body))
-        items.append(p.atomic(open_ + p.literal(b.content) + end) + p.tag(tags.CONTENT, body))
+                items.append(p.atomic(head) + p.tag(tags.REASONING, thought) + self.closing())
+            else:  # inline: the block, its header and end included, stays in the content
+                items.append(p.atomic(p.tag(tags.CONTENT, head)) + p.tag(tags.CONTENT, thought) + self.closing(True))
+        items.append(p.atomic(self.head(b.content)) + p.tag(tags.CONTENT, body) + self.closing())
         triggers: list[str] = []
         if request.tools_enabled:
-            items.append(self.call(stops))
+            items.append(self.call(stops) + self.closing(marker=b.call_closer))
             triggers.append(start)
-        # Another recipient (a call that does not parse, a tool while tools are off): the header is reported and the
-        # block's text is content; an opener that starts no header too.
-        other = open_ + p.chars(undeclared.IDENTIFIER_CHARS) + end
-        items.append(p.atomic(p.tag(tags.UNPARSED, other)) + p.tag(tags.CONTENT, body))
-        items.append(p.atomic(p.tag(tags.UNPARSED, open_)))
+        # Another value (a call that does not parse, a tool while tools are off): the header is reported and the
+        # block's text is content; an opener that starts no header too, and a block end that ends no block.
+        unknown = p.atomic(p.tag(tags.UNPARSED, opener(b) + value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
+        items.append(unknown)
+        items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
-        items += _end_of_turn(self.ends)
+        ends = _end_of_turn(self.ends)
+        items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
+        for marker in dict.fromkeys(m for m in (b.block_end, b.call_end, prefix) if m):
+            items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(marker))))
+        items += ends[1:]
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
-        parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
         prefill = block_prefill(b, request.generation_prompt)
+        lead = p.eps()
+        if prefill and start.startswith(prefill):
+            # The prompt wrote the opener (or its first token): a reply that starts with no header is the prompt's
+            # opener, silent, then the reply's text, its first word reported (a value cut off or damaged: `/tool:ge`,
+            # a header end missing), or a whole unknown header; nothing of the prompt shows.
+            headers = [self.head(b.content), *([self.head(b.reasoning)] if b.reasoning else [])]
+            if request.tools_enabled:
+                headers.append(self.call_head())
+            other = p.atomic(p.tag(tags.UNPARSED, value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
+            blank = p.choice(p.chars("[ \\t\\r\\n]"), p.end(), *(p.literal(m) for m in stops))
+            word = p.negate(blank) + p.until_one_of(sorted({" ", "\t", "\r", "\n", *stops}, key=len, reverse=True))
+            bare = p.atomic(p.literal(prefill)) + p.optional(p.choice(other, p.tag(tags.UNPARSED, word)))
+            lead = p.optional(p.negate(p.choice(*headers)) + bare)
+        parser = (lead + p.zero_or_more(p.choice(*items)) + p.end()).compile()
         return GeneratedParser(parser, prefill, tuple(triggers), request)
 
-    def call(self, stops: list[str]) -> p.Parser:
-        """A block addressed to a tool: its body is the JSON arguments. Committed at the header; a body that breaks
-        keeps the call as it stood (its rest, to the next header, left out with a warning)."""
+    def value_chars(self) -> str:
+        """What a header value is written with: an identifier's characters and the punctuation of the values the
+        template writes (``/`` and ``:`` of ``/tool:get_weather``)."""
+        b = self.blocks
+        extra = sorted({c for c in b.call + b.reasoning + b.content if c in _VALUE_PUNCTUATION})
+        return undeclared.IDENTIFIER_CHARS[:-1] + "".join(extra) + "]"
+
+    def call_head(self) -> p.Parser:
+        """A call's header: ``OPEN`` + the call prefix + a requested tool's name (or, marked, another: undeclared.py)
+        + ``HEADER_END``."""
         b, request = self.blocks, self.request
         open_, end = opener(b), header_end(b)
+        if b.call:
+            open_ = open_ + p.literal(b.call)
         names = sorted((t.name for t in request.tools), key=len, reverse=True)
         declared = p.choice(*(p.literal(n) + p.peek(end) for n in names))
-        other = p.negate(p.literal(b.content) + end) + undeclared.not_declared(request.tools, end)
-        other += p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
+        other = p.negate(p.literal(b.content) + end) if b.content and not b.call else p.eps()
+        other += undeclared.not_declared(request.tools, end) + p.chars(undeclared.IDENTIFIER_CHARS) + p.peek(end)
         # (another recipient is a call only where JSON follows: `to=mail` with a letter is a block of text)
         other_head = p.atomic(open_ + p.tag(tags.TOOL_NAME, other) + end + p.peek(p.space() + p.choice("{", "[")))
-        head = p.choice(
+        return p.choice(
             p.atomic(open_ + p.tag(tags.TOOL_NAME, declared) + end), *undeclared.alternative(request, other_head)
         )
-        call = p.tag(tags.TOOL, head + p.commit() + p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space())
-        return recover_call(call, stops, balanced=JSON)
+
+    def call(self, stops: list[str]) -> p.Parser:
+        """A block addressed to a tool (its value the call prefix and the tool's name): its body is the JSON
+        arguments. Committed at the header; a body that breaks keeps the call as it stood (its rest, to the next
+        header or the block end, left out with a warning)."""
+        b = self.blocks
+        body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        call = p.tag(tags.TOOL, self.call_head() + p.commit() + body)
+        return recover_call(call, stops, balanced=JSON, closers=(b.call_closer,) if b.call_closer else ())
+
+
+# Punctuation a header value may hold besides an identifier's (`assistant/tool:NAME`, `assistant to=NAME`).
+_VALUE_PUNCTUATION = frozenset("/:=@#+~! ")
 
 
 def _end_of_turn(markers: list[str]) -> list[p.Parser]:

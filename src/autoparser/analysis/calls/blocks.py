@@ -8,9 +8,10 @@ Some write the turn as a sequence of blocks that all open alike, and a word in t
   Paris<|close|>argument<|sep|>…``. One opener, one header end, a closer that repeats the tag; attributes name a
   call's tool and an argument (and carry what the parser may skip: a running index, a type);
 * **addressed** blocks (Functionary v2, and v3.2's ``>>>``): ``<|from|>assistant\\n<|recipient|>all\\n<|content|>…``
-  then ``\\n<|from|>assistant\\n<|recipient|>get_weather\\n<|content|>{…}``. The header names a recipient: one means
-  the user (the block is the answer), any other is the tool the block calls with its JSON arguments; a block runs to
-  the next header.
+  then ``\\n<|from|>assistant\\n<|recipient|>get_weather\\n<|content|>{…}``. The header's value names a recipient:
+  one means the user (the block is the answer), any other is the tool the block calls with its JSON arguments; a
+  block runs to the next header. Role suffixes are the same idea with the role in the opener: ``<|im_start|>assistant``
+  then ``/think``, ``/tool:get_weather`` or nothing (the answer), each block closed by ``<|im_end|>``.
 
 The marker diffs of the other phases cannot see this (they read ``<|sep|>`` as the reasoning marker, the word in
 front of it as text). This phase reads the renders of an answer, a reasoning turn and one and two calls as a whole:
@@ -21,9 +22,12 @@ front of it as text). This phase reads the renders of an answer, a reasoning tur
    the answer, the reasoning, the call (named by the attribute whose value is the function name, or by the tag
    itself), its parent (a section, unless it is the turn's own block), the arguments (blocks named by an attribute
    whose value is the argument's name; else the call's body is JSON);
-2. *addressed*: a call's name sits between two strings that also frame a word before the answer: ``OPEN NAME
-   HEADER_END {arguments}`` and ``OPEN all HEADER_END answer``. The opener is what precedes both calls of the
-   parallel render (what precedes it there, whitespace, is the separator between blocks).
+2. *addressed*: a call's name sits between two strings that also frame the answer: ``OPEN PREFIX NAME HEADER_END
+   {arguments}`` and ``OPEN VALUE HEADER_END answer``, the answer's value a word or nothing (``all``; ``""`` after
+   ``<|im_start|>assistant``). What precedes both calls of the parallel render is separator + opener + prefix, the
+   prefix as short as the answer's header allows; reasoning's value is what follows the opener in its header. What
+   the template writes between the answer and a call's header (else after the reasoning), markers only, closes every
+   block (``<|im_end|>``); between two calls, a call's block where that differs (``<|call|>``).
 
 Found nothing: ``BlockFormat()`` (mode NONE), and the analysis is the marker analysis alone.
 """
@@ -74,6 +78,8 @@ def analyze_blocks(renderer: VariantRenderer, caps: TemplateCapabilities) -> Blo
     renders = _Renders(answer, _turn(renderer, [needles.USER, needles.assistant(reasoning_content=needles.THINKING)]))
     if caps.supports_tool_calls:
         renders.call = _turn(renderer, needles.with_calls(needles.FIRST_CALL), tools=True)
+        mixed = [needles.USER, needles.assistant(tool_calls=[needles.FIRST_CALL])]
+        renders.mixed = _turn(renderer, mixed, tools=True)
         if caps.supports_parallel_tool_calls:
             renders.calls = _turn(renderer, needles.with_calls(needles.FIRST_CALL, needles.SECOND_CALL), tools=True)
     tagged = _tagged(renders)
@@ -111,12 +117,14 @@ _JSON_TYPES = dict(zip(_TYPED, ("string", "integer", "number", "boolean", "null"
 
 @dataclass(slots=True)
 class _Renders:
-    """The assistant's turn as the template renders it: an answer, reasoning + answer, one call, two calls."""
+    """The assistant's turn as the template renders it: an answer, reasoning + answer, one call, two calls, an
+    answer and a call."""
 
     answer: str
     reasoning: str | None
     call: str | None = None
     calls: str | None = None
+    mixed: str | None = None
 
 
 def _turn(renderer: VariantRenderer, messages: list[dict[str, object]], *, tools: bool = False) -> str | None:
@@ -348,7 +356,16 @@ def _common_suffix(a: str, b: str) -> str:
     return a[len(a) - common_prefix_len(a[::-1], b[::-1]) :]
 
 
+# An opener starts with a marker token (``<|from|>``, ``<turn>``) or is a run of one punctuation character (``>>>``).
+_OPENER = re.compile(rf"{_MARK}.*|(\W)\1{{2,}}", re.DOTALL)
+# A header value is on the header's line (a recipient ``all``, a role suffix ``/think``, `` to=functions.``).
+_VALUE = re.compile(r"[^\r\n]{0,64}")
+
+
 def _addressed(renders: _Renders) -> BlockFormat | None:
+    """``OPEN VALUE HEADER_END body [END]``: the value says what the block is. A call's value is the tool's name after
+    a prefix (``get_weather``, ``/tool:get_weather``, `` to=functions.get_weather``), the answer's a word or nothing
+    (``all``; ``<|im_start|>assistant`` with no suffix), reasoning's another (``scratchpad``, ``/think``)."""
     if renders.call is None:
         return None
     call = renders.call
@@ -361,35 +378,94 @@ def _addressed(renders: _Renders) -> BlockFormat | None:
     before = answer[: answer.index(needles.ASSISTANT_MSG)]
     if not header_end or not before.endswith(header_end):
         return None
-    word = _WORD_AT_END.search(before[: len(before) - len(header_end)])
-    if word is None:
-        return None
-    ahead = before[: word.start()]
-    if renders.calls is not None and needles.FUN_SECOND in renders.calls:
-        calls = renders.calls
-        opened = _common_suffix(calls[: calls.find(needles.FUN_FIRST)], calls[: calls.find(needles.FUN_SECOND)])
+    head = before[: len(before) - len(header_end)]
+    parallel = renders.calls is not None and needles.FUN_SECOND in renders.calls
+    if parallel:
+        calls = renders.calls or ""
+        named = _common_suffix(calls[: calls.find(needles.FUN_FIRST)], calls[: calls.find(needles.FUN_SECOND)])
     else:
-        opened = _common_suffix(call[:name_at], ahead)
-    opener = opened.lstrip()
-    separator = opened[: len(opened) - len(opener)]
-    if not opener or _WORD_AT_END.fullmatch(opener) or not ahead.endswith(opener):
+        named = call[:name_at]
+    split = _split_header(named, head, exact=parallel)
+    if split is None:
         return None
-    content = word["word"]
+    opener, separator, prefix, content = split
+    reasoning = _value_of(renders.reasoning, needles.THINKING, opener, header_end, content)
+    (end, layout), (call_end, call_layout) = _block_end(renders, opener, reasoning), _call_end(renders, opener)
+    if not end:
+        end, layout = call_end, call_layout
     return BlockFormat(
-        BlockMode.ADDRESSED, opener, header_end, separator=separator, content=content,
-        reasoning=_recipient_of(renders.reasoning, needles.THINKING, opener, header_end, content),
+        BlockMode.ADDRESSED, opener, header_end, separator=layout if end else separator, content=content,
+        reasoning=reasoning, call=prefix, block_end=end, call_end=call_end if call_end != end else "",
     )  # fmt: skip
 
 
-def _recipient_of(render: str | None, needle: str, opener: str, header_end: str, taken: str) -> str:
-    """The recipient of the addressed block holding ``needle`` in ``render`` ("" if none, or ``taken``)."""
+def _split_header(named: str, head: str, *, exact: bool) -> tuple[str, str, str, str] | None:
+    """``named`` (what precedes a call's name) as separator + opener + the call's value prefix, with the answer's
+    value: ``head`` (the answer's header before its end) must end with opener + that value, a word or nothing. The
+    shortest prefix wins (a recipient is the whole value: ``<|recipient|>`` + ``get_weather``, ``all``). ``exact``:
+    ``named`` is already what the calls share (two calls' common ending); else its end shared with ``head``."""
+    word = _WORD_AT_END.search(head)
+    values = dict.fromkeys((word["word"] if word else "", ""))
+    for cut in range(len(named), 0, -1):
+        prefix = named[cut:]
+        if not _VALUE.fullmatch(prefix):
+            return None
+        rest = named[:cut]
+        for content in values:
+            ahead = head[: len(head) - len(content)]
+            opened = rest if exact else _common_suffix(rest, ahead)
+            opener = opened.lstrip()
+            if _OPENER.fullmatch(opener) and not _WORD_AT_END.fullmatch(opener) and ahead.endswith(opener):
+                return opener, opened[: len(opened) - len(opener)], prefix, content
+    return None
+
+
+def _value_of(render: str | None, needle: str, opener: str, header_end: str, taken: str) -> str:
+    """The header value of the addressed block holding ``needle`` in ``render`` ("" if none, or ``taken``)."""
     if render is None or needle not in render:
         return ""
     before = render[: render.index(needle)]
-    word = _WORD_AT_END.search(before[: len(before) - len(header_end)]) if before.endswith(header_end) else None
-    if word is None or word["word"] == taken or not before[: word.start()].endswith(opener):
+    if not before.endswith(header_end):
         return ""
-    return word["word"]
+    head = before[: len(before) - len(header_end)]
+    at = head.rfind(opener)
+    value = head[at + len(opener) :] if at >= 0 else ""
+    return value if value and value != taken and _VALUE.fullmatch(value) else ""
+
+
+def _block_end(renders: _Renders, opener: str, reasoning: str) -> tuple[str, str]:
+    """What closes the answer's and reasoning's blocks (``<|im_end|>``; "" where a block runs to the next header),
+    and the layout after it: what comes between the answer and a call's header, else between the reasoning and the
+    next header."""
+    shown = ((renders.mixed, needles.ASSISTANT_MSG), (renders.reasoning if reasoning else None, needles.THINKING))
+    for text, needle in shown:
+        if text is not None and needle in text:
+            after = text.index(needle) + len(needle)
+            header = text.find(opener, after)
+            if header >= 0:
+                return _end_between(text[after:header])
+    return "", ""
+
+
+def _call_end(renders: _Renders, opener: str) -> tuple[str, str]:
+    """What closes a call's block, and the layout after it: what comes between the first call's arguments and the
+    second call's header."""
+    calls = renders.calls
+    if calls is None or needles.FUN_SECOND not in calls:
+        return "", ""
+    args = _arguments_at(calls, calls.find(needles.FUN_FIRST))
+    header = calls.rfind(opener, 0, calls.find(needles.FUN_SECOND))
+    if args is None or header < args[1]:
+        return "", ""
+    return _end_between(calls[args[1] : header])
+
+
+def _end_between(between: str) -> tuple[str, str]:
+    """The block end written between two blocks (markers only) and the whitespace after it."""
+    end = between.strip()
+    if not end or "".join(m.group() for m in marker_positions(end)) != end:
+        return "", ""
+    return end, between[len(between.rstrip()) :]
 
 
 # --- what the marker fields say of the blocks -----------------------------------------------------------------------
@@ -403,13 +479,14 @@ def block_markers(
     report — reads these). ``reasoning`` and ``tools`` are the marker analysis's, kept where the blocks say
     nothing of them."""
     if blocks.mode is BlockMode.ADDRESSED:
-        # A reasoning recipient's block runs to the next header, so that opener ends it.
+        # A reasoning block ends with the block end, or runs to the next header, so that opener ends it.
         reasoning = ReasoningAnalysis()
         if blocks.reasoning:
-            reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), blocks.open)
-        content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), "")
-        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open)
-        return reasoning, content, ToolsAnalysis(calls, FunctionMarkers("", blocks.header_end))
+            end = blocks.block_end or blocks.open
+            reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), end)
+        content = ContentAnalysis(ContentMode.ALWAYS_WRAPPED, blocks.header(blocks.content), blocks.block_end)
+        calls = ToolFormat(ToolFormatMode.TAG_WITH_JSON, per_call_start=blocks.open, per_call_end=blocks.call_closer)
+        return reasoning, content, ToolsAnalysis(calls, FunctionMarkers(blocks.call, blocks.header_end))
     if blocks.reasoning:
         reasoning = ReasoningAnalysis(
             ReasoningMode.TAG_BASED, blocks.header(blocks.reasoning), blocks.closer(blocks.reasoning)
@@ -437,7 +514,8 @@ def block_tokens(blocks: BlockFormat) -> list[str]:
     """The markup tokens of the block syntax (``<|open|>``, ``<|sep|>``, ``<|close|>``; ``<|from|>``,
     ``<|recipient|>``, ``<|content|>``): what a tokenizer must keep whole."""
     found: list[str] = []
-    for part in (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end):
+    frame = (blocks.open, blocks.header_end, blocks.close_open, blocks.close_end, blocks.block_end, blocks.call_end)
+    for part in frame:
         marks = [m.group() for m in marker_positions(part)] or ([part.strip()] if part.strip() else [])
         found += [m for m in marks if m not in found]
     return found
