@@ -82,8 +82,9 @@ def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis
         # Thinking on appends an opening marker to the prompt.
         if not start:
             start, found = diff.right, True
-    elif not right and left and comparison.a.endswith(left) and not end:
-        # Thinking off appends a closed empty block: its last two markers are start and end.
+    elif not right and left and comparison.a.rstrip().endswith(left) and not end:
+        # Thinking off appends a closed empty block (whitespace may follow it: EXAONE 4's `</think>\n\n`): its last
+        # two markers are start and end.
         segments = prune_whitespace_segments(segmentize_markers(comparison.a))
         if len(segments) >= 2 and segments[-1].value == left and segments[-2].kind is SegmentKind.MARKER:
             start, end, found = segments[-2].value, diff.left, True

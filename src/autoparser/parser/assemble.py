@@ -95,7 +95,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         # closer after them is then a stray end-of-answer marker (markup, below).
         end = core(content.end)
         call_starts = _call_markers(triggers, pythonic)
-        body = p.tag(tags.CONTENT, p.until_one_of([end, *call_starts]) if end or call_starts else p.rest())
+        # (an answer wrapper without an end marker runs to a call marker or the end of the output)
+        ends = [s for s in (end, *call_starts) if s]
+        body = p.tag(tags.CONTENT, p.until_one_of(ends) if ends else p.rest())
         closing = [flex(content.end)] if end else []
         if call_starts:
             closing.append(p.peek(p.choice(*map(p.literal, call_starts))))
