@@ -33,6 +33,7 @@ from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ContentMode, TemplateAnalysis, ToolFormatMode
 from autoparser.errors import TemplateError
 from autoparser.parser.reasoning import prefill
+from autoparser.template.markup import names_reasoning, paired_closer
 
 from .helpers import STOP_TOKENS
 
@@ -419,15 +420,21 @@ def _split_turn(text: str, analysis: TemplateAnalysis, end_of_turn: str, payload
 
 
 def _in_source(tmpl: ChatTemplate, marker: str) -> bool:
-    return marker in tmpl.source
+    """The template writes ``marker``, or it is the pair of the reasoning opener the template writes, by the usual
+    conventions, where no line of the template closes the block (OLMo's thinker opens ``<think>`` and never writes
+    ``</think>``; the analysis pairs them, and so does a model trained on it)."""
+    if marker in tmpl.source:
+        return True
+    start = tmpl.analysis.reasoning.start.strip()
+    return bool(start) and start in tmpl.source and names_reasoning(start) and paired_closer(start) == marker
 
 
 def _closing_tag(tmpl: ChatTemplate, opener: str) -> str | None:
-    """``</x>`` for an opener ``<x>`` when the template's source has it (EXAONE Deep strips history up to
-    ``</thought>``); None otherwise."""
-    tag = re.fullmatch(r"<([A-Za-z_][\w:.-]*)>", opener)
-    close = f"</{tag.group(1)}>" if tag else ""
-    return close if close and _in_source(tmpl, close) else None
+    """The closer of an opener the prompt wrote and the analysis does not know: its pair by the usual conventions
+    (``</x>`` for ``<x>``, ``[/X]`` for ``[X]``, ...), where the template's source has it (EXAONE Deep strips history up
+    to ``</thought>``) or the opener's name says reasoning; None otherwise."""
+    close = paired_closer(opener)
+    return close if close and (close in tmpl.source or names_reasoning(opener)) else None
 
 
 def _inject_reasoning(text: str, analysis: TemplateAnalysis, reasoning: str, opened: bool) -> str:

@@ -130,6 +130,10 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     },
     "openai-gpt-oss-120b": {"parallel calls": _FIRST_CALL_ONLY},
     "openbmb-MiniCPM3-4B": {"content+call": "writes the content after the calls"},
+    "openinstruct-olmo_thinker": {
+        CALLS: "never renders `tool_calls`: it writes calls only from its own `function_calls` text field, which no "
+        "server sends",
+    },
     "unsloth-Apriel-1.5": {
         REASONING: "renders `<thinking>` only from a `thought` field no server sends; the reasoning stated in the "
         "system prompt (up to `[BEGIN FINAL RESPONSE]`) is never rendered (read from the prompt; tested on its own)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ..template.markup import names_reasoning, paired_closer
 from . import needles
 from .diff import SegmentKind, prune_whitespace_segments, segmentize_markers
 from .model import GenerationPrompts, ReasoningAnalysis, ReasoningMode
@@ -161,14 +162,24 @@ def _opens(prompt: str, result: ReasoningAnalysis) -> bool:
     return pos >= 0 and (not end or end not in prompt[pos:])
 
 
-_OPEN_TAG_AT_END = re.compile(r"<(?P<name>[A-Za-z][\w:.-]*)>\s*\Z")
+_MARKER_AT_END = re.compile(rf"{MARKER}\s*\Z")
 
 
 def _opened_by_prompt(prompt: str, source: str) -> ReasoningAnalysis | None:
-    """R4: the generation prompt ends by opening a tag that only the model closes (``<thought>\\n`` with
-    ``</thought>`` in the template source, which strips the block from history turns: EXAONE Deep, LongCat).
-    No rendered turn shows the block, but the model's output starts inside it."""
-    match = _OPEN_TAG_AT_END.search(prompt)
-    if match is None or f"</{match['name']}>" not in source:
+    """R4: the generation prompt ends by opening a block that only the model closes. No rendered turn shows the
+    block, but the model's output starts inside it. The closer is the opener's pair by the usual conventions
+    (:func:`~.patterns.paired_closer`: ``<x>``/``</x>``, ``[X]``/``[/X]``, ``<|START_X|>``/``<|END_X|>``, ...),
+    taken where the template's source writes it (``<thought>`` with ``</thought>``, where history turns strip the
+    block: EXAONE Deep, LongCat) or, where no render and no line of the template ever closes it, where the opener's
+    name says reasoning (OLMo's thinker opens ``<think>`` and never writes ``</think>``)."""
+    match = _MARKER_AT_END.search(prompt)
+    if match is None:
         return None
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, prompt[match.start() :], f"</{match['name']}>")
+    opener = match.group().strip()
+    closer = paired_closer(opener)
+    if not closer:
+        return None
+    written = closer in source and opener.startswith("<") and not opener.startswith("<|")
+    if not (written or names_reasoning(opener)):
+        return None
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, prompt[match.start() :], closer)

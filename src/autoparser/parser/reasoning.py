@@ -73,23 +73,22 @@ def extracts_reasoning(reasoning: ReasoningAnalysis, request: ParseRequest) -> b
 
 
 def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
-    """Whether the model is expected to open the reasoning block itself: thinking is on, the template writes the
-    (empty) block into the generation prompt when thinking is off and leaves it to the model when it is on (Qwen3,
-    GLM-4.6, SmolLM3), and this request's generation prompt wrote no reasoning marker.
+    """Whether the reasoning block may be open although the reply does not open it: thinking is on, the template
+    has a block with both markers, and this request's generation prompt wrote neither (it did not open the block for
+    the model, which then reads it as prefill, nor close it). The model is expected to open the block itself
+    (Qwen3, GLM-4.6, SmolLM3, Ministral 3), and one that writes only the closer (``plan</think>answer``,
+    ``plan[/THINK]answer``: the opener dropped, or stripped as a special token) wrote reasoning before it.
 
-    Only then is text before an end marker the model wrote without its opener read as reasoning: a stream must
-    hold such text until it is decided, which costs nothing when the model opens its block as expected, but would
-    hold every plain answer of a template whose model often answers without thinking (or whose thinking switch
-    is not the request's ``enable_thinking``)."""
+    Only then is text before an end marker the model wrote without its opener read as reasoning. A stream must hold
+    such text until it is decided: that costs nothing when the model opens its block as expected, but holds a plain
+    answer (no marker at all) until the output ends."""
     reasoning = analysis.reasoning
     start, end = core(reasoning.start), core(reasoning.end)
-    prompts = analysis.generation_prompts
     gp = request.generation_prompt
     return (
         request.enable_thinking
+        and reasoning.mode is not ReasoningMode.DELIMITER
         and bool(start and end)
-        and start in prompts.no_thinking
-        and start not in prompts.thinking
         and start not in gp
         and end not in gp
     )
