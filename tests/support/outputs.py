@@ -276,11 +276,40 @@ def request_tools(template: str) -> list[dict[str, Any]] | None:
     return _tools(template)
 
 
-def _render(tmpl: ChatTemplate, messages: Sequence[Mapping[str, Any]], generation: bool) -> str:
+def _render(
+    tmpl: ChatTemplate,
+    messages: Sequence[Mapping[str, Any]],
+    generation: bool,
+    switches: Mapping[str, Any] | None = None,
+) -> str:
     tools = _tools(tmpl.name)
     return tmpl.apply(
-        messages, tools=tools, reasoning_format="auto", add_generation_prompt=generation, enable_thinking=True
+        messages,
+        tools=tools,
+        reasoning_format="auto",
+        add_generation_prompt=generation,
+        enable_thinking=True,
+        chat_template_kwargs=switches,
     ).prompt
+
+
+def _history(tmpl: ChatTemplate, message: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The conversation with the turn, without it, and with a plain answer instead. Where thinking on, through the
+    template's own switch, breaks its history (Hermes 4 splits every answer at `</think>` when `thinking` is on), all
+    three with the template's switches at their defaults: the turn as the template writes it otherwise."""
+
+    def three(switches: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
+        plain = [*USER, {"role": "assistant", "content": "END_MARK"}]
+        full, base, answer = (_render(tmpl, c, False, switches) for c in ([*USER, message], USER, plain))
+        return full, base, answer
+
+    try:
+        return three()
+    except TemplateError:
+        toggles = [s for s in tmpl.analysis.switches if s.kind == "toggle" and s.variable != "enable_thinking"]
+        if not toggles:
+            raise
+        return three({s.variable: s.on if s.default else s.off for s in toggles})
 
 
 def _first_line(error: BaseException) -> str:
@@ -311,9 +340,7 @@ def _turn_text(tmpl: ChatTemplate, message: Mapping[str, Any], reasoning: str, p
     the model's part (call names, content), so a turn the template split in two can be told apart."""
     try:
         params = chat(tmpl.name)
-        full = _render(tmpl, [*USER, message], False)
-        base = _render(tmpl, USER, False)
-        plain = _render(tmpl, [*USER, {"role": "assistant", "content": "END_MARK"}], False)
+        full, base, plain = _history(tmpl, message)
     except (TemplateError, RecursionError) as error:
         return _Gap(f"rendering the turn raises: {_first_line(error)}")
     analysis = tmpl.analysis
@@ -357,6 +384,10 @@ def _after_prompt(tmpl: ChatTemplate, turn: str, generation_prompt: str, tail: s
     start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
     header = generation_prompt[: len(generation_prompt) - len(tail)]
     covered, dropped = _header_cut(header, turn)
+    if header.strip() and not turn.startswith(header) and turn.lstrip().startswith(header.strip()):
+        # The template leaks its own indentation around the header, differently in the prompt and in a history turn
+        # (vLLM's DeepSeek-V3.1 template): the same header, spaced otherwise.
+        covered, dropped = len(header), len(turn) - len(turn.lstrip()) + len(header.strip())
     text, opened = turn[dropped:], header[covered:]
     if text.startswith(opened):
         text = text[len(opened) :]

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from ..template.capabilities import TemplateCapabilities
+from ..template.switches import ReasoningSwitch
 from .modes import CallIdPosition, ContentMode, ReasoningMode, ToolFormatMode
 from .response_template import build_response_template
 
@@ -27,6 +28,7 @@ __all__ = [
     "PythonicValues",
     "ReasoningAnalysis",
     "ReasoningMode",
+    "ReasoningSwitch",
     "TemplateAnalysis",
     "ToolFormat",
     "ToolFormatMode",
@@ -195,6 +197,9 @@ class TemplateAnalysis:
     # How ids generated for calls the model wrote without one look: "openai" (``call_`` + 24 alphanumerics) or
     # "alnum9" (Mistral's templates accept nothing else; see analysis/calls/call_ids.py).
     id_format: str = "openai"
+    # The template variables that turn reasoning on or off or set its effort, whatever their names (``thinking``,
+    # ``reasoning``, ``thinking_mode``, ``reasoning_effort``, ...): probed, see template/switches.py.
+    switches: tuple[ReasoningSwitch, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

@@ -27,4 +27,3 @@ def first_marker(text: str) -> str:
 def last_marker(text: str) -> str:
     matches = marker_positions(text)
     return matches[-1].group() if matches else ""
-

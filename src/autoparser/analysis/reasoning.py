@@ -16,7 +16,7 @@ from ..template.markup import names_reasoning, paired_closer
 from . import needles
 from .diff import SegmentKind, prune_whitespace_segments, segmentize_markers
 from .model import GenerationPrompts, ReasoningAnalysis, ReasoningMode
-from .patterns import MARKER
+from .patterns import MARKER, last_marker
 from .variants import VariantRenderer
 
 __all__ = ["analyze_reasoning", "classify_reasoning"]
@@ -89,11 +89,26 @@ def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis
         segments = prune_whitespace_segments(segmentize_markers(comparison.a))
         if len(segments) >= 2 and segments[-1].value == left and segments[-2].kind is SegmentKind.MARKER:
             start, end, found = segments[-2].value, diff.left, True
+    elif left and right and not (start or end) and _swapped_marker(comparison.a, comparison.b):
+        # Thinking on ends the prompt with an opener, thinking off with its closer (DeepSeek-V3.1's `<think>` and
+        # `</think>`, switched by `thinking`).
+        start, end, found = last_marker(comparison.b), last_marker(comparison.a), True
     elif left and right:
         start, end, found = _rewritten_prompt(comparison.a, comparison.b, start, end)
     if found:
         result = dataclasses.replace(result, mode=ReasoningMode.TAG_BASED, start=start, end=end)
     return _promote(result)
+
+
+def _swapped_marker(off: str, on: str) -> bool:
+    """The prompt with thinking on ends with an opener, the one with thinking off with that opener's closer."""
+    opener, closer = last_marker(on), last_marker(off)
+    return (
+        bool(opener)
+        and on.rstrip().endswith(opener)
+        and off.rstrip().endswith(closer)
+        and (paired_closer(opener) == closer)
+    )
 
 
 def _rewritten_prompt(off: str, on: str, start: str, end: str) -> tuple[str, str, bool]:

@@ -45,7 +45,10 @@ class VariantRenderer:
         add_generation_prompt: bool = False,
         enable_thinking: bool = True,
         variables: Mapping[str, Any] | None = None,
+        switched: bool = False,
     ) -> str | None:
+        """``switched``: thinking on or off through every reasoning switch of the template, not only
+        ``enable_thinking`` (see :meth:`ProbeRenderer.render`)."""
         prepared = [self._prepare(m) for m in messages]
         return self._probe.render(
             prepared,
@@ -53,6 +56,7 @@ class VariantRenderer:
             add_generation_prompt=add_generation_prompt,
             enable_thinking=enable_thinking,
             variables=variables,
+            switched=switched,
         )
 
     def compare(
@@ -64,9 +68,15 @@ class VariantRenderer:
         add_generation_prompt: bool = False,
         thinking: tuple[bool, bool] = (True, True),
     ) -> Comparison | None:
-        """Render both variants; ``None`` when either render fails or comes out empty."""
-        out_a = self.render(a, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[0])
-        out_b = self.render(b, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[1])
+        """Render both variants; ``None`` when either render fails or comes out empty. Variants that differ in
+        ``thinking`` set every reasoning switch of the template."""
+        switched = thinking[0] != thinking[1]
+        out_a, out_b = (
+            self.render(
+                m, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=t, switched=switched
+            )
+            for m, t in ((a, thinking[0]), (b, thinking[1]))
+        )
         if not out_a or not out_b:
             return None
         return Comparison(calculate_diff_split(out_a, out_b), out_a, out_b)
