@@ -220,7 +220,8 @@ class ChatTemplate(JinjaChatTemplate):
         self, enable_thinking: bool | None, effort: str | None, extra: Mapping[str, Any]
     ) -> tuple[bool | None, dict[str, Any]]:
         """The request's thinking state and render variables, with the template's reasoning switches set to say it
-        (:func:`~autoparser.template.switches.switch_context`; what ``extra`` sets itself wins). The state comes from
+        (:func:`~autoparser.template.switches.switch_context`; what ``extra`` sets itself wins, except over the effort
+        ``effort`` names). The state comes from
         ``enable_thinking``, else from a switch ``extra`` sets by the template's own name, else from ``effort``
         (``"none"``: off); None leaves the template's default."""
         switches = self.analysis.switches
@@ -228,7 +229,9 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking = requested_thinking(switches, extra)
         if enable_thinking is None and effort is not None:
             enable_thinking = effort.lower() != "none"
-        return enable_thinking, {**switch_context(switches, enable_thinking, effort), **extra}
+        # (the top-level effort wins over one in chat_template_kwargs, as in vLLM's build_chat_params)
+        effort_context = switch_context(switches, None, effort)
+        return enable_thinking, {**switch_context(switches, enable_thinking), **extra, **effort_context}
 
     def _thinking_default(self, tools: list[dict[str, Any]] | None, extra: Mapping[str, Any]) -> bool:
         """Whether the template thinks when ``enable_thinking`` is left undefined: off only when a probe conversation
@@ -288,7 +291,7 @@ class ChatTemplate(JinjaChatTemplate):
         if enable_thinking is None:
             enable_thinking = requested_thinking(self.analysis.switches, extra)
         if reasoning_effort is not None:
-            extra = {**switch_context(self.analysis.switches, None, reasoning_effort), **extra}
+            extra = {**extra, **switch_context(self.analysis.switches, None, reasoning_effort)}
             if enable_thinking is None:
                 enable_thinking = reasoning_effort.lower() != "none"
         if parallel_tool_calls is None:

@@ -74,10 +74,11 @@ def extracts_reasoning(reasoning: ReasoningAnalysis, request: ParseRequest) -> b
 
 def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
     """Whether the reasoning block may be open although the reply does not open it: thinking is on, the template
-    has a block with both markers, and this request's generation prompt wrote neither (it did not open the block for
-    the model, which then reads it as prefill, nor close it). The model is expected to open the block itself
-    (Qwen3, GLM-4.6, SmolLM3, Ministral 3), and one that writes only the closer (``plan</think>answer``,
-    ``plan[/THINK]answer``: the opener dropped, or stripped as a special token) wrote reasoning before it.
+    has a block with both markers that its model opens itself (its thinking prompt writes no opener: Qwen3, GLM-4.6,
+    SmolLM3, Ministral 3, Seed-OSS; where the prompt opens the block, the prompt's opener is prefill), and this
+    request's generation prompt wrote neither marker. A model that then writes only the closer
+    (``plan</think>answer``, ``plan[/THINK]answer``: the opener dropped, or stripped as a special token) wrote
+    reasoning before it.
 
     Only then is text before an end marker the model wrote without its opener read as reasoning. A stream must hold
     such text until it is decided: that costs nothing when the model opens its block as expected, but holds a plain
@@ -89,6 +90,7 @@ def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
         request.enable_thinking
         and reasoning.mode is not ReasoningMode.DELIMITER
         and bool(start and end)
+        and start not in analysis.generation_prompts.thinking
         and start not in gp
         and end not in gp
     )
