@@ -137,13 +137,33 @@ class ChatTemplate(JinjaChatTemplate):
         if "enable_thinking" in extra:
             value = extra.pop("enable_thinking")
             enable_thinking = None if value is None else bool(value)
+        given = extra
         enable_thinking, extra = self._switched(enable_thinking, reasoning_effort, extra)
         notes: dict[str, None] = dict.fromkeys(normalized.warnings)  # once each, though both renders hit them
 
         def render(generation: bool) -> str:
             return self._render_request(normalized.messages, tool_list, generation, enable_thinking, extra, notes)
 
-        without, with_prompt = render(False), render(True)
+        try:
+            without, with_prompt = render(False), render(True)
+        except RenderLimitError:
+            raise
+        except TemplateError as err:
+            # A switch set for the request, not by it, breaks this conversation (Hermes 4 splits every answer at
+            # `</think>` when its `thinking` is on, and an OpenAI client sends answers without): the template's
+            # default, said in the warnings, rather than no prompt at all.
+            switched = [s for s in self.analysis.switches if s.variable in extra and s.variable not in given]
+            if not switched:
+                raise
+            extra = {k: v for k, v in extra.items() if k not in {s.variable for s in switched}}
+            without, with_prompt = render(False), render(True)
+            names = ", ".join(f"{s.variable}={s.on if enable_thinking else s.off!r}" for s in switched)
+            notes[
+                f"template {self.name!r} cannot render this conversation with {names} ({err.reason}); it was "
+                "rendered with the template's default"
+            ] = None
+            if any(s.kind == "toggle" for s in switched):
+                enable_thinking = all(s.default for s in switched if s.kind == "toggle")
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
         if enable_thinking is None:
             enable_thinking = self._thinking_default(tool_list, extra)

@@ -641,6 +641,7 @@ def _schema_problem(schema: Any) -> tuple[str, str] | None:
     return None
 
 
+
 def _model_name(spec: str) -> str:
     """The name clients see by default: a model directory's name (also for its config files), a template file's
     stem, a bundled template's name."""

@@ -235,7 +235,9 @@ def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta:
             merged.name = merged.name if merged.name is not None else part.name
             merged.status = merged.status if merged.status is not None else part.status
             merged.arguments += part.arguments
-    return MessageDelta("".join(content), "".join(reasoning), tuple(calls[i] for i in sorted(calls)), tuple(warnings))
+    return MessageDelta(
+        "".join(content), "".join(reasoning), tuple(calls[i] for i in sorted(calls)), tuple(warnings)
+    )
 
 
 def apply_deltas(deltas: list[MessageDelta], role: str = "assistant") -> ChatMessage:

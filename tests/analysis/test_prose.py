@@ -183,10 +183,8 @@ def test_firefunction_renders_the_word_it_states() -> None:
 
 def test_answer_markers_after_stated_reasoning_end_the_reasoning() -> None:
     stated = read_content_and_reasoning(
-        [
-            "Analyze the problem and present your reasoning. Then answer in [BEGIN FINAL RESPONSE] ... [END FINAL "
-            "RESPONSE]."
-        ]
+        ["Analyze the problem and present your reasoning. Then answer in [BEGIN FINAL RESPONSE] ... [END FINAL "
+         "RESPONSE]."]
     )
     assert stated == (
         ReasoningAnalysis(ReasoningMode.TAG_BASED, "", "[BEGIN FINAL RESPONSE]"),

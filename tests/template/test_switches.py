@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate
+from autoparser.errors import TemplateError
 from autoparser.template.switches import ReasoningSwitch, switch_candidates
 
 from ..robustness.promises import char_chunks, check_stream
@@ -269,3 +270,17 @@ def test_a_flag_that_says_nothing_about_reasoning_is_no_switch() -> None:
     tmpl = _template("{% if formal %}<|system|>Answer formally.<|end|>{% endif %}", "")
     assert [c.variable for c in switch_candidates(tmpl.source)] == ["formal"]
     assert tmpl.analysis.switches == ()
+
+
+def test_a_switch_that_breaks_the_conversation_falls_back_loudly() -> None:
+    """Hermes 4 splits every history answer at `</think>` when its `thinking` is on; an OpenAI client sends answers
+    without one. Turned on for the request (not by it), the switch falls back to the template's default, with a
+    warning, instead of failing the request; named by the caller, the template's error stands."""
+    tmpl = ChatTemplate.load("NousResearch-Hermes-4-14B")
+    history = [*USER, {"role": "assistant", "content": "Paris."}, {"role": "user", "content": "And Spain?"}]
+    params = tmpl.apply(history, enable_thinking=True)
+    assert params.enable_thinking is False
+    assert any("thinking=True" in w for w in params.warnings)
+    assert "deep thinking" in tmpl.apply(USER, enable_thinking=True).prompt  # a conversation it can render
+    with pytest.raises(TemplateError):
+        tmpl.apply(history, chat_template_kwargs={"thinking": True})

@@ -192,3 +192,4 @@ def _response(request: ParseRequest) -> p.Parser:
     then the JSON value, bare or in a ```json fence."""
     reasoning = p.optional(THINK_START + p.until(THINK_END) + p.literal(THINK_END) + p.space())
     return p.space() + reasoning + json_answer(request) + p.space()
+

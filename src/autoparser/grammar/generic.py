@@ -50,6 +50,7 @@ from .spec import GrammarSpec, Trigger
 __all__ = ["generic_grammar"]
 
 
+
 def _tight(marker: str) -> p.Parser:
     text = core(marker)
     return p.literal(text) if text else p.eps()

@@ -27,14 +27,18 @@ class CharClass:
 
     def regex(self) -> str:
         """The class as a Python regular-expression character class."""
-        body = "".join(re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}" for lo, hi in self.ranges)
+        body = "".join(
+            re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}" for lo, hi in self.ranges
+        )
         if not body:  # only the negated empty class can exist (see parse_char_class): everything
             return r"[\s\S]"
         return f"[{'^' if self.negated else ''}{body}]"
 
     def gbnf(self) -> str:
         """The class in GBNF syntax."""
-        body = "".join(class_char(lo) if lo == hi else f"{class_char(lo)}-{class_char(hi)}" for lo, hi in self.ranges)
+        body = "".join(
+            class_char(lo) if lo == hi else f"{class_char(lo)}-{class_char(hi)}" for lo, hi in self.ranges
+        )
         if not body:  # only the negated empty class can exist (see parse_char_class)
             return r'([^\n] | "\n")'
         return f"[{'^' if self.negated else ''}{body}]"

@@ -94,11 +94,12 @@ class DictSyntax:
 
     def __post_init__(self) -> None:
         for token in (self.quote_open, self.quote_close):
-            if not token or token[0].isspace() or token[0] in '{}[]"' or token[0] in self.colon + self.comma:
+            if not token or token[0].isspace() or token[0] in "{}[]\"" or token[0] in self.colon + self.comma:
                 raise ValueError(f"not a delimiter token: {token!r}")
         separators = self.colon + self.comma
         if len(separators) != 2 or self.colon == self.comma or any(c in '{}[]"' or c.isspace() for c in separators):
             raise ValueError(f"separators must be two distinct characters: {self.colon!r} {self.comma!r}")
+
 
 
 def _bare_pattern(syntax: DictSyntax) -> re.Pattern[str]:
@@ -117,10 +118,7 @@ def dict_flavor(syntax: DictSyntax) -> str:
             return name
     name = "dict:" + json.dumps([syntax.quote_open, syntax.quote_close, syntax.colon, syntax.comma])
     _BODY['"', name], _PARTIAL_ESCAPE[name], _KEYWORDS[name], _QUOTES[name] = (
-        _BODY['"', "json"],
-        _PARTIAL_ESCAPE["json"],
-        {},
-        '"',
+        _BODY['"', "json"], _PARTIAL_ESCAPE["json"], {}, '"'
     )
     _BARE[name] = _bare_pattern(syntax)
     _DICTS[name] = syntax
@@ -130,8 +128,6 @@ def dict_flavor(syntax: DictSyntax) -> str:
 def dict_syntax(flavor: str) -> DictSyntax | None:
     """The dict syntax of a scanner flavor (None for the JSON and Python flavors)."""
     return _DICTS.get(flavor)
-
-
 _CONTAINER_KINDS = {"{": "object", "[": "array"}
 _NULLS = frozenset({"null", "None"})
 

@@ -522,12 +522,8 @@ def _without_cut_token(text: str) -> str:
     if literal is None or _quote_at_end(text):
         return text
     word = literal.group()
-    if (
-        word in _KEYWORDS
-        or _NUMBER.match(word)
-        or not (
-            any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
-        )
+    if word in _KEYWORDS or _NUMBER.match(word) or not (
+        any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
     ):
         return text
     return text[: literal.start()]

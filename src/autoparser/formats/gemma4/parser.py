@@ -36,6 +36,8 @@ from .markers import (
 __all__ = ["args_to_json", "build_parser"]
 
 
+
+
 def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
     """``item* end``: each item is a call, a reasoning block, dropped markup, a failed call start (UNPARSED) or
     plain content up to the next marker, so every character of the output lands somewhere.

@@ -160,3 +160,4 @@ def _name_then_json(tools: ToolsAnalysis, specs: tuple[ToolSpec, ...], stops: tu
         items.append(recover_call(p.tag(tags.TOOL, lacks_opener + body), stops, balanced=JSON))
         stops += [tool.name + "{", *(tool.name + m for m in _args_markers(tools))]
     return DroppedMarkerCalls(items, stops)
+

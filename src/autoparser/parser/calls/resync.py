@@ -39,7 +39,9 @@ JSON = "{["  # the brackets of JSON arguments (and Gemma's dicts)
 PYTHON = "([{"  # the brackets of a pythonic call
 
 
-def recover_call(body: p.Parser, stops: Iterable[str], *, balanced: str = "", closers: Iterable[str] = ()) -> p.Parser:
+def recover_call(
+    body: p.Parser, stops: Iterable[str], *, balanced: str = "", closers: Iterable[str] = ()
+) -> p.Parser:
     """``peg.recover(body)`` whose rest, once broken, runs to the first of ``stops`` (``balanced``: or to the
     bracket closing what the call left open, :data:`JSON` or :data:`PYTHON`) and is tagged
     :data:`~..tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it."""

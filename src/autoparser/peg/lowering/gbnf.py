@@ -311,17 +311,8 @@ class GrammarWriter:
         dict_ = self._shared(f"{pre}-dict", f'"{{" {ws} ({kv} ({sep} {kv})*)? {ws} "}}"').text
         list_ = self._shared(f"{pre}-list", f'"[" {ws} ({value} ({sep} {value})*)? {ws} "]"').text
         self.rules.add(f"{pre}-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}")
-        names = {
-            "value": value,
-            "object": dict_,
-            "array": list_,
-            "string": string,
-            "number": number,
-            "bool": boolean,
-            "null": none,
-            "dq-char": dq,
-            "sq-char": sq,
-        }
+        names = {"value": value, "object": dict_, "array": list_, "string": string, "number": number,
+                 "bool": boolean, "null": none, "dq-char": dq, "sq-char": sq}
         return names[kind]
 
 

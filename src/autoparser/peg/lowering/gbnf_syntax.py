@@ -47,14 +47,7 @@ _IDENT = re.compile(r"[A-Za-z0-9-]+")
 
 _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _CLASS_ESCAPES = {
-    "\\": "\\\\",
-    "]": "\\]",
-    "[": "\\[",
-    "^": "\\x5E",
-    "-": "\\x2D",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
+    "\\": "\\\\", "]": "\\]", "[": "\\[", "^": "\\x5E", "-": "\\x2D", "\n": "\\n", "\r": "\\r", "\t": "\\t",
 }
 
 
@@ -148,7 +141,9 @@ class RuleSet:
         """Names of the defined rules, in definition order."""
         return self._bodies.keys()
 
-    def reachable(self, roots: Iterable[str], references: Callable[[str], list[str]] = rule_references) -> set[str]:
+    def reachable(
+        self, roots: Iterable[str], references: Callable[[str], list[str]] = rule_references
+    ) -> set[str]:
         """Names reachable from ``roots`` through the rule references ``references`` finds in a body."""
         seen: set[str] = set()
         stack = list(roots)

@@ -38,21 +38,10 @@ _IDENT = re.compile(r"[A-Za-z0-9-]+")
 _TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
 #: Keywords whose constraint cannot be expressed; ignoring them could reject valid values or accept
 #: invalid ones in ways callers would not expect, so they are errors.
-_UNSUPPORTED = frozenset(
-    {
-        "not",
-        "if",
-        "then",
-        "else",
-        "patternProperties",
-        "dependentSchemas",
-        "dependencies",
-        "contains",
-        "unevaluatedItems",
-        "$dynamicRef",
-        "$recursiveRef",
-    }
-)
+_UNSUPPORTED = frozenset({
+    "not", "if", "then", "else", "patternProperties", "dependentSchemas", "dependencies", "contains",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+})
 _OBJECT_HINTS = ("properties", "required", "additionalProperties")
 _ARRAY_HINTS = ("items", "prefixItems", "minItems", "maxItems")
 _STRING_HINTS = ("minLength", "maxLength", "pattern", "format")
@@ -66,13 +55,8 @@ def _count(schema: dict[str, Any], key: str, path: str) -> int | None:
     value = schema.get(key)
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-        or value != int(value)
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value < 0 or value != int(value):
         raise SchemaError(f"{path}/{key}", f"{key} must be a non-negative integer")
     return int(value)
 
@@ -270,11 +254,8 @@ class JsonSchemaConverter:
     def _types(self, schema: dict[str, Any], path: str) -> list[str]:
         declared = schema.get("type")
         if declared is None:
-            inferred = [
-                t
-                for t, hints in (("object", _OBJECT_HINTS), ("array", _ARRAY_HINTS), ("string", _STRING_HINTS))
-                if any(h in schema for h in hints)
-            ]
+            inferred = [t for t, hints in (("object", _OBJECT_HINTS), ("array", _ARRAY_HINTS),
+                                           ("string", _STRING_HINTS)) if any(h in schema for h in hints)]
             return inferred or (["value"] if "enum" not in schema else [])
         types = [declared] if isinstance(declared, str) else declared
         if not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types):
@@ -320,7 +301,8 @@ class JsonSchemaConverter:
     def _string(self, schema: dict[str, Any], path: str, hint: str) -> str:
         quote = literal('"')
         if "pattern" in schema:
-            body = regex_to_gbnf(schema["pattern"], self._rules, f"{hint}-pattern", path=f"{path}/pattern", quoted=True)
+            body = regex_to_gbnf(schema["pattern"], self._rules, f"{hint}-pattern",
+                                 path=f"{path}/pattern", quoted=True)
             return f"{quote} {body} {quote}"
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in FORMATS:
@@ -392,7 +374,8 @@ class JsonSchemaConverter:
             if members:
                 body = other_key_body([name for name, _, _ in members], json_rule(self._rules, "char"))
                 key = self._define(f"{hint}-additional-key", ("extra-key", path), body)
-            builder.extra = self._define(f"{hint}-additional-kv", ("kv", path), f'{key} {ws} ":" {ws} {extra_value}')
+            builder.extra = self._define(f"{hint}-additional-kv", ("kv", path),
+                                         f'{key} {ws} ":" {ws} {extra_value}')
         return object_body(builder)
 
     def _array(self, schema: dict[str, Any], path: str, hint: str) -> str:
@@ -434,9 +417,8 @@ class JsonSchemaConverter:
             return self._raw(target, target_path, hint, seen | {target_path})
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                exprs = self._alternatives(
-                    schema[key], f"{path}/{key}", hint, lambda alt, p, h: self._raw(alt, p, h, seen)
-                )
+                exprs = self._alternatives(schema[key], f"{path}/{key}", hint,
+                                           lambda alt, p, h: self._raw(alt, p, h, seen))
                 if any(e is None for e in exprs):
                     return None  # one alternative is any text
                 return self._raw_rule(hint, path, " | ".join(dict.fromkeys(e for e in exprs if e)))
@@ -447,16 +429,14 @@ class JsonSchemaConverter:
             values = [schema["const"]] if "const" in schema else schema["enum"]
             if not isinstance(values, list) or not values:
                 raise SchemaError(f"{path}/enum", "enum must be a non-empty list")
-            texts = [
-                v if isinstance(v, str) else canonical_json(v, path) for v in values if isinstance(v, str) or not types
-            ]
+            texts = [v if isinstance(v, str) else canonical_json(v, path) for v in values
+                     if isinstance(v, str) or not types]
             if not texts:
                 raise SchemaError(f"{path}/enum", "no enum value is a string")
             return self._raw_rule(hint, path, " | ".join(dict.fromkeys(literal(t) for t in texts)))
         if "pattern" in schema:
-            return regex_to_gbnf(
-                schema["pattern"], self._rules, f"{hint}-pattern", path=f"{path}/pattern", quoted=False
-            )
+            return regex_to_gbnf(schema["pattern"], self._rules, f"{hint}-pattern",
+                                 path=f"{path}/pattern", quoted=False)
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in FORMATS:
             return format_rule(self._rules, fmt)
@@ -496,8 +476,7 @@ def _is_type(value: Any, t: str) -> bool:
         return isinstance(value, bool)
     if t == "integer":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
+            isinstance(value, float) and value.is_integer())
     if t == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     if t == "string":

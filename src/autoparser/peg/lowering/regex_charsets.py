@@ -76,33 +76,17 @@ def _chars(*items: str | tuple[str, str]) -> Ranges:
 DIGIT = _chars(("0", "9"))
 WORD = _chars(("0", "9"), ("A", "Z"), "_", ("a", "z"))
 SPACE = _chars(
-    ("\t", "\r"),
-    " ",
-    "\xa0",
-    "\u1680",
-    ("\u2000", "\u200a"),
-    "\u2028",
-    "\u2029",
-    "\u202f",
-    "\u205f",
-    "\u3000",
-    "\ufeff",
+    ("\t", "\r"), " ", "\xa0", "\u1680", ("\u2000", "\u200a"), "\u2028", "\u2029", "\u202f", "\u205f",
+    "\u3000", "\ufeff",
 )
 LINE_TERMINATORS = _chars("\n", "\r", "\u2028", "\u2029")
 DOT = complement(LINE_TERMINATORS)
 #: Characters that must not appear raw inside a JSON string body (DEL by this project's convention).
 MUST_ESCAPE = _chars(("\x00", "\x1f"), '"', "\\", "\x7f")
 SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-CLASS_ESCAPES = {
-    "d": DIGIT,
-    "D": complement(DIGIT),
-    "w": WORD,
-    "W": complement(WORD),
-    "s": SPACE,
-    "S": complement(SPACE),
-}
+CLASS_ESCAPES = {"d": DIGIT, "D": complement(DIGIT), "w": WORD, "W": complement(WORD), "s": SPACE,
+                  "S": complement(SPACE)}
 CONTROL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "v": "\v", "f": "\f"}
-
 
 def _class_char(code: int) -> str:
     # GBNF has no \- or \^ escape (llama.cpp and llguidance reject them), so use hex escapes.
@@ -151,6 +135,7 @@ def _unicode_escapes(codes: list[int]) -> list[str]:
         by_high.setdefault(code >> 4, []).append(code & 0xF)
     prefix = "\\u00"
     return [f"{literal(f'{prefix}{high:x}')} {_hex_nibble_class(lows)}" for high, lows in sorted(by_high.items())]
+
 
 
 def json_char_options(ranges: Ranges) -> list[str]:

@@ -300,7 +300,8 @@ class _Parser:
         if self.peek() == "{":
             close = self.pattern.find("}", self.pos)
             body = self.pattern[self.pos + 1 : close] if close > 0 else ""
-            if not body or not all(c in "0123456789abcdefABCDEF" for c in body) or int(body, 16) > MAX_CODE_POINT:
+            if not body or not all(c in "0123456789abcdefABCDEF" for c in body) \
+                    or int(body, 16) > MAX_CODE_POINT:
                 raise self.fail("invalid \\u{...} escape", start)
             self.pos = close + 1
             code = int(body, 16)

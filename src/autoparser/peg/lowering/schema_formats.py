@@ -48,11 +48,8 @@ _GENERIC: dict[str, str] = {
     "null": '"null"',
 }
 _DEPENDENCIES = {
-    kind: [
-        dep
-        for dep in ("object", "array", "string", "number", "boolean", "null", "member", "value", "char")
-        if "{" + dep + "}" in body
-    ]
+    kind: [dep for dep in ("object", "array", "string", "number", "boolean", "null", "member", "value", "char")
+           if "{" + dep + "}" in body]
     for kind, body in _GENERIC.items()
 }
 
@@ -63,7 +60,7 @@ _TIME = (
     f'( [zZ] | ( "+" | "-" ) {_TIME_HOUR} ":" [0-5] [0-9] )'
 )
 _DATE = '[0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] )'
-_UUID = ' "-" '.join(f"{_HEX}{{{n}}}" for n in (8, 4, 4, 4, 12))
+_UUID = " \"-\" ".join(f"{_HEX}{{{n}}}" for n in (8, 4, 4, 4, 12))
 #: Exact syntax of the supported ``format`` values (RFC 3339 full-date / full-time / date-time, RFC 4122);
 #: ``date-time`` is ``date [Tt] time`` built from the other two rules.
 FORMATS: dict[str, str | None] = {"date": _DATE, "time": _TIME, "date-time": None, "uuid": _UUID}

@@ -26,24 +26,10 @@ class Unsatisfiable(SchemaError):
 
 
 #: Keywords with no effect on the accepted language.
-ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "default",
-        "examples",
-        "example",
-        "$schema",
-        "$id",
-        "$comment",
-        "$anchor",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$defs",
-        "definitions",
-    }
-)
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "example", "$schema", "$id", "$comment", "$anchor",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+})
 #: Lower bounds (the intersection takes the larger one) and upper bounds (the smaller one).
 _TAKE_MAX = frozenset({"minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum"})
 _TAKE_MIN = frozenset({"maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum"})
@@ -115,12 +101,8 @@ def _merge_key(merged: dict[str, Any], key: str, value: Any, path: str) -> None:
         keep = {canonical_json(v, f"{path}/enum") for v in value}
         merged[key] = [v for v in old if canonical_json(v, f"{path}/enum") in keep]
     elif key in _TAKE_MAX or key in _TAKE_MIN:
-        if (
-            isinstance(old, bool)
-            or isinstance(value, bool)
-            or not isinstance(old, int | float)
-            or not isinstance(value, int | float)
-        ):
+        if isinstance(old, bool) or isinstance(value, bool) or not isinstance(old, int | float) \
+                or not isinstance(value, int | float):
             if old != value:
                 raise SchemaError(f"{path}/{key}", f"cannot combine different {key!r} values in allOf")
         else:
