@@ -247,6 +247,7 @@ class ChatTemplate(JinjaChatTemplate):
         switches = self.analysis.switches
         if enable_thinking is None:
             enable_thinking = requested_thinking(switches, extra)
+        effort = _effort(effort, extra)
         if enable_thinking is None and effort is not None:
             enable_thinking = effort.lower() != "none"
         # (the top-level effort wins over one in chat_template_kwargs, as in vLLM's build_chat_params)
@@ -310,6 +311,7 @@ class ChatTemplate(JinjaChatTemplate):
         extra.pop("enable_thinking", None)
         if enable_thinking is None:
             enable_thinking = requested_thinking(self.analysis.switches, extra)
+        reasoning_effort = _effort(reasoning_effort, extra)
         if reasoning_effort is not None:
             extra = {**extra, **switch_context(self.analysis.switches, None, reasoning_effort)}
             if enable_thinking is None:
@@ -406,6 +408,14 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking=enable_thinking,
             **extra_context,
         )
+
+
+def _effort(effort: str | None, kwargs: Mapping[str, Any]) -> str | None:
+    """The request's effort: the argument, else a ``reasoning_effort`` in ``chat_template_kwargs`` (vLLM's spelling,
+    which then also reaches a template that names its effort switch otherwise: Kimi K3's ``thinking_effort``)."""
+    if effort is None and isinstance(kwargs.get("reasoning_effort"), str):
+        return str(kwargs["reasoning_effort"])
+    return effort
 
 
 def _named_tool_choice(

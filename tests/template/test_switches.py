@@ -284,3 +284,10 @@ def test_a_switch_that_breaks_the_conversation_falls_back_loudly() -> None:
     assert "deep thinking" in tmpl.apply(USER, enable_thinking=True).prompt  # a conversation it can render
     with pytest.raises(TemplateError):
         tmpl.apply(history, chat_template_kwargs={"thinking": True})
+
+
+def test_an_effort_in_chat_template_kwargs_reaches_another_name() -> None:
+    """vLLM's clients put `reasoning_effort` among the kwargs: Kimi K3 calls its effort switch `thinking_effort`."""
+    tmpl = ChatTemplate.load("llamacpp-Kimi-K3")
+    via_kwargs = tmpl.apply(USER, chat_template_kwargs={"reasoning_effort": "low"}).prompt
+    assert via_kwargs == tmpl.apply(USER, reasoning_effort="low").prompt != tmpl.apply(USER).prompt
