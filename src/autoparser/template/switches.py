@@ -32,18 +32,16 @@ for analysis renders and for ``ChatTemplate.apply``.
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import jinja2.meta
-import jinja2.nodes
 
-from .environment import make_environment
+from .environment import context_scan
 from .markup import closes, names_reasoning, paired_closer
+from .scan import Value
 
 if TYPE_CHECKING:
     from .probing import ProbeRenderer
@@ -77,8 +75,6 @@ _OPPOSITES |= {off: on for on, off in _OPPOSITES.items()}
 _TALKS_REASONING = re.compile(r"(?:^|[^a-z])(?:think|thinking|thought|thoughts|reason|reasoning)(?:$|[^a-z])", re.I)
 _LAST_MARKER = re.compile(r"(?:<[^<>]*>|\[[^\[\]]*\])\s*\Z")
 _USER = [{"role": "user", "content": "What is the capital of France?"}]
-
-Value = bool | int | float | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,33 +118,23 @@ def _same(a: Any, b: Any) -> bool:
 # --- candidates: the Jinja tree -----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
 def switch_candidates(source: str) -> tuple[SwitchCandidate, ...]:
     """The context variables of ``source`` that may be switches (see the module docstring), in source order."""
     try:
-        tree = _environment().parse(source)
+        scan = context_scan(source)
     except jinja2.TemplateSyntaxError:
         return ()
-    inputs = jinja2.meta.find_undeclared_variables(tree) - _INPUTS
     values: dict[str, list[Value]] = {}
     tested: set[str] = set()
-    order: list[str] = []
-    for node in tree.find_all(jinja2.nodes.Name):
-        if node.name in inputs and node.name not in order:
-            order.append(node.name)
-    for name, found, test in _constraints(tree):
-        if name not in inputs:
-            continue
+    for name, found, test in scan.constraints:
         if test:
             tested.add(name)
-        for value in found:
-            known = values.setdefault(name, [])
-            if not any(_same(value, v) for v in known):
-                known.append(value)
+        known = values.setdefault(name, [])
+        known.extend(v for v in found if not any(_same(v, k) for k in known))
     candidates = []
-    for name in order:
+    for name in scan.names:
         known = values.get(name, [])
-        if not known and name not in tested:
+        if name in _INPUTS or (not known and name not in tested):
             continue
         opposites = [_OPPOSITES[v.lower()] for v in known if isinstance(v, str) and v.lower() in _OPPOSITES]
         known = known + [o for o in opposites if not any(_same(o, v) for v in known)]
@@ -158,63 +144,6 @@ def switch_candidates(source: str) -> tuple[SwitchCandidate, ...]:
             known = known + [b for b in (True, False) if not any(_same(b, v) for v in known)]
         candidates.append(SwitchCandidate(name, tuple(known), name in tested))
     return tuple(candidates[:_MAX_CANDIDATES])
-
-
-@functools.cache
-def _environment() -> jinja2.Environment:
-    return make_environment()
-
-
-def _constraints(tree: jinja2.nodes.Template) -> Iterator[tuple[str, list[Value], bool]]:
-    """(variable, constants, tested as a boolean) for each place the tree constrains a variable."""
-    for node in tree.find_all((jinja2.nodes.Compare, jinja2.nodes.Test, jinja2.nodes.Filter, jinja2.nodes.Assign)):
-        if isinstance(node, jinja2.nodes.Compare):
-            name = _subject(node.expr)
-            if name:
-                yield name, [v for op in node.ops for v in _constants(op.expr)], False
-        elif isinstance(node, jinja2.nodes.Test):
-            name = _subject(node.node)
-            if name and node.name in ("true", "false", "boolean"):
-                yield name, [], True
-            elif name and node.name in ("sameas", "eq", "equalto") and node.args:
-                yield name, _constants(node.args[0]), False
-        elif isinstance(node, jinja2.nodes.Filter):
-            if node.name == "default" and isinstance(node.node, jinja2.nodes.Name) and node.args:
-                yield node.node.name, _constants(node.args[0]), False
-        elif isinstance(node.target, jinja2.nodes.Name):
-            yield node.target.name, _constants(node.node), False
-    for node in tree.find_all((jinja2.nodes.If, jinja2.nodes.CondExpr)):
-        for name in _truth_tested(node.test):
-            yield name, [], True
-
-
-def _subject(node: jinja2.nodes.Node) -> str:
-    """The variable a comparison is about: ``x``, or ``x`` behind filters (``x | lower``)."""
-    while isinstance(node, jinja2.nodes.Filter) and node.node is not None:
-        node = node.node
-    return node.name if isinstance(node, jinja2.nodes.Name) else ""
-
-
-def _constants(node: jinja2.nodes.Node | None) -> list[Value]:
-    """The constants of an expression: a constant, a list or tuple of them, or either branch of ``a if t else b``."""
-    if isinstance(node, jinja2.nodes.Const) and isinstance(node.value, bool | int | float | str):
-        return [node.value]
-    if isinstance(node, jinja2.nodes.List | jinja2.nodes.Tuple):
-        return [v for item in node.items for v in _constants(item)]
-    if isinstance(node, jinja2.nodes.CondExpr):
-        return [*_constants(node.expr1), *_constants(node.expr2)]
-    return []
-
-
-def _truth_tested(node: jinja2.nodes.Node) -> list[str]:
-    """Variables an ``if`` tests for truth: ``x``, ``not x``, and the operands of ``and``/``or``."""
-    if isinstance(node, jinja2.nodes.Name):
-        return [node.name]
-    if isinstance(node, jinja2.nodes.Not):
-        return _truth_tested(node.node)
-    if isinstance(node, jinja2.nodes.And | jinja2.nodes.Or):
-        return [*_truth_tested(node.left), *_truth_tested(node.right)]
-    return []
 
 
 # --- the probe ---------------------------------------------------------------------------------------------------
@@ -321,7 +250,7 @@ def _paired_block(renders: dict[int, str]) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _has_block_evidence(renders: Iterator[str] | Any) -> bool:
+def _has_block_evidence(renders: Iterable[str]) -> bool:
     return any(_block_state(text) is not None for text in renders)
 
 
