@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import peg as p
-from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
+from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from . import tags
 from .markers import core, flex
 from .request import ParseRequest
@@ -120,7 +120,7 @@ def reasoning_head(
             return p.eps()
         return p.optional(p.choice(*(leading_block(block, calls, call_starts) for block in known)))
     block = leading_block(reasoning, calls, call_starts)
-    if expects_opener(analysis, request):
+    if expects_opener(analysis, request) and not _bare_calls(analysis, request):
         block = p.choice(block, unopened_block(reasoning, [*structural, core(reasoning.start)]))
     head = p.optional(block)
     tail = prefill(request.generation_prompt, reasoning)
@@ -128,6 +128,16 @@ def reasoning_head(
         # The prompt opened and closed an (empty) block; a block the model writes anyway is still reasoning.
         head = head + p.optional(leading_block(reasoning, calls, call_starts))
     return head
+
+
+def _bare_calls(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
+    """Whether the request's calls start with no marker (a bare JSON object or Python list: LFM2.5). There no marker
+    decides a reply that may be reasoning before its end, so a stream would hold its calls until the output ends:
+    an end marker without its opener is not looked for."""
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (fmt.section_start, fmt.per_call_start, tools.function.name_prefix)
+    return request.tools_enabled and fmt.mode is not ToolFormatMode.NONE and not any(core(m) for m in markers)
 
 
 def leading_block(
