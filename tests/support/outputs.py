@@ -281,7 +281,7 @@ def _render(
     messages: Sequence[Mapping[str, Any]],
     generation: bool,
     switches: Mapping[str, Any] | None = None,
-) -> str:
+) -> ChatParams:
     tools = _tools(tmpl.name)
     return tmpl.apply(
         messages,
@@ -290,26 +290,25 @@ def _render(
         add_generation_prompt=generation,
         enable_thinking=True,
         chat_template_kwargs=switches,
-    ).prompt
+    )
 
 
 def _history(tmpl: ChatTemplate, message: Mapping[str, Any]) -> tuple[str, str, str]:
     """The conversation with the turn, without it, and with a plain answer instead. Where thinking on, through the
-    template's own switch, breaks its history (Hermes 4 splits every answer at `</think>` when `thinking` is on), all
-    three with the template's switches at their defaults: the turn as the template writes it otherwise."""
+    template's own switch, breaks its history (Hermes 4 splits every answer at `</think>` when `thinking` is on:
+    ``apply()`` falls back to the template's default, with a warning), all three with the template's switches at
+    their defaults: the turn as the template writes it otherwise."""
 
-    def three(switches: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
+    def three(switches: Mapping[str, Any] | None = None) -> list[ChatParams]:
         plain = [*USER, {"role": "assistant", "content": "END_MARK"}]
-        full, base, answer = (_render(tmpl, c, False, switches) for c in ([*USER, message], USER, plain))
-        return full, base, answer
+        return [_render(tmpl, c, False, switches) for c in ([*USER, message], USER, plain)]
 
-    try:
-        return three()
-    except TemplateError:
-        toggles = [s for s in tmpl.analysis.switches if s.kind == "toggle" and s.variable != "enable_thinking"]
-        if not toggles:
-            raise
-        return three({s.variable: s.on if s.default else s.off for s in toggles})
+    rendered = three()
+    toggles = [s for s in tmpl.analysis.switches if s.kind == "toggle" and s.variable != "enable_thinking"]
+    if toggles and not all(r.enable_thinking for r in rendered):
+        rendered = three({s.variable: s.on if s.default else s.off for s in toggles})
+    full, base, answer = (r.prompt for r in rendered)
+    return full, base, answer
 
 
 def _first_line(error: BaseException) -> str:
