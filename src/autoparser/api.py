@@ -27,6 +27,7 @@ from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
 from .template.hf_files import DEFAULT_NAME, choose_template, pick_template, read_hf_templates
 from .template.limits import DEFAULT_LIMITS, RenderLimits
+from .template.switches import requested_thinking, switch_context
 
 __all__ = ["ChatParams", "ChatTemplate"]
 
@@ -100,6 +101,7 @@ class ChatTemplate(JinjaChatTemplate):
         chat_template_kwargs: Mapping[str, Any] | None = None,
         add_generation_prompt: bool = True,
         undeclared_tools: str = "call",
+        reasoning_effort: str | None = None,
     ) -> ChatParams:
         """Render the prompt for a chat request and prepare the parser for the model's reply.
 
@@ -112,7 +114,11 @@ class ChatTemplate(JinjaChatTemplate):
         naming the field.
 
         ``enable_thinking``: ``None`` (the default) leaves the template's own default, as transformers does; a
-        ``chat_template_kwargs`` value wins over the argument. ``parallel_tool_calls``: ``None`` follows OpenAI's
+        ``chat_template_kwargs`` value wins over the argument. It reaches the template whatever the template calls its
+        switch (``thinking``, ``reasoning``, ``thinking_mode="enabled"``, ...: ``analysis.switches``); setting such a
+        variable in ``chat_template_kwargs`` says the same. ``reasoning_effort`` (``"low"``, ``"high"``, ...) sets the
+        template's effort switch, whatever its name, and unless ``enable_thinking`` is given turns thinking on
+        (``"none"``: off), as vLLM does. ``parallel_tool_calls``: ``None`` follows OpenAI's
         default (allowed) where the template can render parallel calls. ``reasoning_format``: ``"auto"`` (the
         default), ``"deepseek"`` and ``"deepseek-legacy"`` move reasoning to ``reasoning_content``; ``"none"`` leaves
         it (markers included) in the content. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or OpenAI's
@@ -131,12 +137,33 @@ class ChatTemplate(JinjaChatTemplate):
         if "enable_thinking" in extra:
             value = extra.pop("enable_thinking")
             enable_thinking = None if value is None else bool(value)
+        given = extra
+        enable_thinking, extra = self._switched(enable_thinking, reasoning_effort, extra)
         notes: dict[str, None] = dict.fromkeys(normalized.warnings)  # once each, though both renders hit them
 
         def render(generation: bool) -> str:
             return self._render_request(normalized.messages, tool_list, generation, enable_thinking, extra, notes)
 
-        without, with_prompt = render(False), render(True)
+        try:
+            without, with_prompt = render(False), render(True)
+        except RenderLimitError:
+            raise
+        except TemplateError as err:
+            # A switch set for the request, not by it, breaks this conversation (Hermes 4 splits every answer at
+            # `</think>` when its `thinking` is on, and an OpenAI client sends answers without): the template's
+            # default, said in the warnings, rather than no prompt at all.
+            switched = [s for s in self.analysis.switches if s.variable in extra and s.variable not in given]
+            if not switched:
+                raise
+            extra = {k: v for k, v in extra.items() if k not in {s.variable for s in switched}}
+            without, with_prompt = render(False), render(True)
+            names = ", ".join(f"{s.variable}={s.on if enable_thinking else s.off!r}" for s in switched)
+            notes[
+                f"template {self.name!r} cannot render this conversation with {names} ({err.reason}); it was "
+                "rendered with the template's default"
+            ] = None
+            if any(s.kind == "toggle" for s in switched):
+                enable_thinking = all(s.default for s in switched if s.kind == "toggle")
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
         if enable_thinking is None:
             enable_thinking = self._thinking_default(tool_list, extra)
@@ -209,9 +236,28 @@ class ChatTemplate(JinjaChatTemplate):
         ] = None
         return attempt(None)
 
+    def _switched(
+        self, enable_thinking: bool | None, effort: str | None, extra: Mapping[str, Any]
+    ) -> tuple[bool | None, dict[str, Any]]:
+        """The request's thinking state and render variables, with the template's reasoning switches set to say it
+        (:func:`~autoparser.template.switches.switch_context`; what ``extra`` sets itself wins, except over the effort
+        ``effort`` names). The state comes from
+        ``enable_thinking``, else from a switch ``extra`` sets by the template's own name, else from ``effort``
+        (``"none"``: off); None leaves the template's default."""
+        switches = self.analysis.switches
+        if enable_thinking is None:
+            enable_thinking = requested_thinking(switches, extra)
+        effort = _effort(effort, extra)
+        if enable_thinking is None and effort is not None:
+            enable_thinking = effort.lower() != "none"
+        # (the top-level effort wins over one in chat_template_kwargs, as in vLLM's build_chat_params)
+        effort_context = switch_context(switches, None, effort)
+        return enable_thinking, {**switch_context(switches, enable_thinking), **extra, **effort_context}
+
     def _thinking_default(self, tools: list[dict[str, Any]] | None, extra: Mapping[str, Any]) -> bool:
         """Whether the template thinks when ``enable_thinking`` is left undefined: off only when a probe conversation
-        renders as with thinking off, and that differs from thinking on (cached per template, tools and switches)."""
+        renders as with thinking off, and that differs from thinking on, each through every reasoning switch of the
+        template (cached per template, tools and switches)."""
         key = (
             self.source,
             "default",
@@ -224,8 +270,9 @@ class ChatTemplate(JinjaChatTemplate):
         probe = [{"role": "user", "content": "Hi"}]
         renders: dict[bool | None, str | None] = {}
         for thinking in (None, True, False):
+            switched = {**switch_context(self.analysis.switches, thinking), **extra}
             try:
-                renders[thinking] = self._render_request(probe, tools, True, thinking, extra, {})
+                renders[thinking] = self._render_request(probe, tools, True, thinking, switched, {})
             except TemplateError:
                 renders[thinking] = None
         default = not (renders[None] is not None and renders[None] == renders[False] != renders[True])
@@ -245,6 +292,7 @@ class ChatTemplate(JinjaChatTemplate):
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         undeclared_tools: str = "call",
+        reasoning_effort: str | None = None,
     ) -> ChatParams:
         """The parser for the reply to a ``prompt`` that was rendered elsewhere (by a serving stack, say); the
         arguments mean what they mean for :meth:`apply`.
@@ -261,6 +309,13 @@ class ChatTemplate(JinjaChatTemplate):
         if extra.get("enable_thinking") is not None and enable_thinking is None:
             enable_thinking = bool(extra["enable_thinking"])
         extra.pop("enable_thinking", None)
+        if enable_thinking is None:
+            enable_thinking = requested_thinking(self.analysis.switches, extra)
+        reasoning_effort = _effort(reasoning_effort, extra)
+        if reasoning_effort is not None:
+            extra = {**extra, **switch_context(self.analysis.switches, None, reasoning_effort)}
+            if enable_thinking is None:
+                enable_thinking = reasoning_effort.lower() != "none"
         if parallel_tool_calls is None:
             parallel_tool_calls = self.capabilities.supports_parallel_tool_calls
         candidates = self._generation_prompts(tools, extra)
@@ -298,9 +353,10 @@ class ChatTemplate(JinjaChatTemplate):
             return cached
         probe = [{"role": "user", "content": "Hi"}]
         tool_list = list(tools) if tools else None
-        context = {**self._serving_context(tool_list), **extra}
         prompts: list[tuple[str, bool]] = []
         for thinking in (True, False):
+            switched = switch_context(self.analysis.switches, thinking)
+            context = {**self._serving_context(tool_list), **switched, **extra}
             # The request's tools first, then completed with OpenAI's defaults; a template that cannot render them
             # still has its generation prompt without them.
             tried_lists = (tool_list, with_defaults(tool_list), None, []) if tool_list else (None, [])
@@ -352,6 +408,14 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking=enable_thinking,
             **extra_context,
         )
+
+
+def _effort(effort: str | None, kwargs: Mapping[str, Any]) -> str | None:
+    """The request's effort: the argument, else a ``reasoning_effort`` in ``chat_template_kwargs`` (vLLM's spelling,
+    which then also reaches a template that names its effort switch otherwise: Kimi K3's ``thinking_effort``)."""
+    if effort is None and isinstance(kwargs.get("reasoning_effort"), str):
+        return str(kwargs["reasoning_effort"])
+    return effort
 
 
 def _named_tool_choice(

@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
-from .analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
+from .analysis.model import CallIdPosition, ReasoningSwitch, TemplateAnalysis, ToolFormatMode
 from .errors import AutoparserError, SchemaError, TemplateError
 from .message import MessageDelta
 
@@ -367,6 +367,7 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
         _table("Preserved tokens", [(str(i), visible(t)) for i, t in enumerate(analysis.preserved_tokens, 1)])
         if analysis.preserved_tokens
         else Text(f"Preserved tokens: {_NONE}"),
+        Text("Reasoning switches: " + ("; ".join(map(_switch, analysis.switches)) or _NONE)),
         Text("End of turn: " + (", ".join(visible(m) for m in analysis.end_of_turn) or _NONE)),
         Text("Stop markers: " + (", ".join(visible(m) for m in analysis.stop_markers) or _NONE)),
         Text("Workarounds: " + (", ".join(analysis.workarounds) if analysis.workarounds else _NONE)),
@@ -374,6 +375,15 @@ def format_analysis(analysis: TemplateAnalysis) -> RenderableType:
     ]
     spaced = [part for section in sections for part in (section, Text())][:-1]  # a blank line between sections
     return Group(*spaced)
+
+
+def _switch(switch: ReasoningSwitch) -> str:
+    """``thinking`` (on True, off False; default off), ``reasoning_effort`` (low, medium, high; default medium)."""
+    if switch.kind == "effort":
+        levels = ", ".join(map(str, switch.values))
+        return f"{switch.variable} (effort: {levels}; default {switch.default if switch.default is not None else '?'})"
+    default = "on" if switch.default else "off"
+    return f"{switch.variable} (on {switch.on!r}, off {switch.off!r}; default {default})"
 
 
 class _Failure(Exception):

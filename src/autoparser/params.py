@@ -94,6 +94,13 @@ class ChatParams:
         return self._grammar.preserved_tokens
 
     @property
+    def enable_thinking(self) -> bool:
+        """Whether this request has the model reason: ``enable_thinking`` as given, else as the template's own switch
+        was set (``thinking``, ``reasoning_effort="none"``, ...: ``analysis.switches``), else the template's default.
+        The parser reads a reply by it (an end marker alone ends reasoning only while thinking is on)."""
+        return self._generated.request.enable_thinking
+
+    @property
     def thinking_start_tag(self) -> str:
         return self._grammar.thinking_start_tag
 

@@ -136,7 +136,8 @@ def test_dedicated_format_detection(name: str, fmt: str) -> None:
 
 def test_cohere2_is_covered_by_the_generic_markers() -> None:
     analysis = ChatTemplate.load("Cohere2MoE").analysis
-    assert analysis.reasoning.mode is ReasoningMode.FORCED_OPEN
+    # The prompt opens <|START_THINKING|>; with its `reasoning` switch off it writes the block closed.
+    assert analysis.reasoning.mode is ReasoningMode.FORCED_CLOSED
     assert (analysis.content.mode, analysis.content.start, analysis.content.end) == (
         ContentMode.ALWAYS_WRAPPED,
         "<|START_TEXT|>",

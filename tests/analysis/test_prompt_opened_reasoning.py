@@ -54,3 +54,60 @@ def test_synthetic_template() -> None:
 def test_a_tag_the_template_never_closes_is_not_reasoning() -> None:
     source = SYNTHETIC.replace(".split('</ponder>')[-1]", "")
     assert ChatTemplate(source, name="synthetic").analysis.reasoning.mode is ReasoningMode.NONE
+
+
+# --- an opener no render and no line of the template ever closes (issue 24, 2b) ---------------------------------------
+
+# The generation prompt opens OPENER; nothing in the template writes its closer.
+UNPAIRED = (
+    "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>OPENER{% endif %}"
+)
+
+
+@pytest.mark.parametrize(
+    ("opener", "closer"),
+    [
+        ("<think>", "</think>"),
+        ("<x:think>", "</x:think>"),
+        ("<r:reasoning>", "</r:reasoning>"),
+        ("[THINK]", "[/THINK]"),
+        ("<|START_THINKING|>", "<|END_THINKING|>"),
+        ("<|begin_of_thought|>", "<|end_of_thought|>"),
+        ("<|thought_start|>", "<|thought_end|>"),
+        ("[BEGIN REASONING]", "[END REASONING]"),
+    ],
+)
+def test_unpaired_opener_gets_its_closer_by_pairing(opener: str, closer: str) -> None:
+    tmpl = ChatTemplate(UNPAIRED.replace("OPENER", opener + "\n"), name="synthetic")
+    assert closer not in tmpl.source
+    reasoning = tmpl.analysis.reasoning
+    assert (reasoning.mode, reasoning.start.strip(), reasoning.end) == (ReasoningMode.FORCED_OPEN, opener, closer)
+    params = tmpl.apply(USER, reasoning_format="auto")
+    for text in (f"I plan the reply.{closer}Hello!", f"I plan the reply.\n{closer}\n\nHello!"):
+        message = params.parse(text)
+        assert (message.reasoning_content, message.content, message.warnings) == ("I plan the reply.", "Hello!", ())
+        assert not check_stream(params, char_chunks(text), message)
+    # No closer: the whole reply is reasoning (the block never ended), streamed as it comes.
+    assert params.parse("Still thinking").reasoning_content == "Still thinking"
+
+
+@pytest.mark.parametrize("opener", ["<answer>", "<|assistant_start|>", "[RESPONSE]", "<|START_RESPONSE|>"])
+def test_an_unpaired_opener_that_does_not_say_reasoning_is_not_reasoning(opener: str) -> None:
+    tmpl = ChatTemplate(UNPAIRED.replace("OPENER", opener), name="synthetic")
+    assert tmpl.analysis.reasoning.mode is ReasoningMode.NONE
+
+
+def test_olmo_thinker() -> None:
+    """OLMo's thinker opens `<think>` in the generation prompt and never writes `</think>` (history turns hold no
+    reasoning): the model's `…</think>answer` is reasoning, then the answer."""
+    tmpl = ChatTemplate.load("openinstruct-olmo_thinker")
+    assert "</think>" not in tmpl.source
+    reasoning = tmpl.analysis.reasoning
+    assert (reasoning.mode, reasoning.start, reasoning.end) == (ReasoningMode.FORCED_OPEN, "<think>", "</think>")
+    params = tmpl.apply(USER, reasoning_format="auto")
+    text = "The user says hi. I greet back.</think>\n\nHello! How can I help?"
+    message = params.parse(text)
+    assert (message.reasoning_content, message.content) == ("The user says hi. I greet back.", "Hello! How can I help?")
+    assert not message.warnings
+    assert not check_stream(params, char_chunks(text), message)

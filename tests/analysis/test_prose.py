@@ -28,13 +28,15 @@ from autoparser.analysis.variants import VariantRenderer
 from autoparser.analysis.workarounds import Draft
 from autoparser.template.capabilities import probe_capabilities
 from autoparser.template.probing import ProbeRenderer
+from autoparser.template.switches import probe_switches
 
 
 def instructions(name: str) -> Instructions:
     template = ChatTemplate.load(name)
     probe = ProbeRenderer(template)
     caps = probe_capabilities(probe)
-    return render_instructions(VariantRenderer(probe, caps), caps.supports_system_role)
+    probe.switches = probe_switches(probe, template.source)
+    return render_instructions(VariantRenderer(probe, caps), caps.supports_system_role, probe.switches)
 
 
 def analysis(name: str) -> TemplateAnalysis:
@@ -304,8 +306,7 @@ def test_nemotron_mini_toolcall() -> None:
 def test_granite_3_2_phrases_are_not_preserved_tokens() -> None:
     source = ChatTemplate.load("ibm-granite-granite-3.3-2B-Instruct").source.replace(
         "Write your thoughts between <think></think> and write your response between <response></response>",
-        "Write your thoughts after 'Here is my thought process:' and write your response after 'Here is my "
-        "response:'",
+        "Write your thoughts after 'Here is my thought process:' and write your response after 'Here is my response:'",
     )
     result = ChatTemplate(source, name="granite-3.2.jinja").analysis
     assert (result.reasoning.start, result.reasoning.end) == ("Here is my thought process:", "Here is my response:")

@@ -346,15 +346,59 @@ def test_truncated_unopened_block(template: str) -> None:
         assert not failures, (text, failures[:3])
 
 
-@pytest.mark.parametrize(
-    ("template", "thinking", "end"),
-    [("ByteDance-Seed-OSS", True, "</seed:think>"), ("mistralai-Ministral-3-14B-Reasoning-2512", True, "[/THINK]")],
+# Templates whose model opens the block itself, where the prompt writes no marker (issue 24, 2b): a reply that writes
+# only the closer wrote reasoning before it, whatever the closer's spelling.
+MODEL_OPENS = [
+    ("ByteDance-Seed-OSS", "</seed:think>"),
+    ("mistralai-Ministral-3-14B-Reasoning-2512", "[/THINK]"),
+    ("microsoft-Phi-4-reasoning", "</think>"),
+    ("openbmb-MiniCPM3-4B", "<|thought_end|>"),
+    ("hfjs-CohereLabs-command-a-reasoning-08-2025", "<|END_THINKING|>"),
+]
+
+
+@pytest.mark.parametrize(("template", "end"), MODEL_OPENS)
+def test_closer_alone_where_the_block_may_be_open(template: str, end: str) -> None:
+    """Never the closer left in content: the text before it is reasoning, with a warning; a stream holds the text
+    until the closer decides it."""
+    params = apply(template, True, tools=False)
+    text = f"I plan the answer.{end}The answer."
+    message = parse(params, text, words=["plan", "answer"])
+    assert (message.reasoning_content, message.content) == ("I plan the answer.", "The answer.")
+    assert warnings_with(message, UNOPENED) == [(text.index(end), message.warnings[0].message)]
+    assert_streams(params, text, [end])
+    decided = text[: text.index(end) + len(end)]
+    assert streamed_before_finish(params, decided[:-1]).reasoning_content == ""
+    assert streamed_before_finish(params, decided).reasoning_content == "I plan the answer."
+
+
+# A synthetic template whose history turns show the block (the model opens it itself) and whose prompt writes none.
+_SHOWS_BLOCK = (
+    "{% for m in messages %}<|{{ m.role }}|>{% if m.reasoning_content %}OPEN{{ m.reasoning_content }}CLOSE{% endif %}"
+    "{{ m.content }}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
-def test_no_switch_no_hold(template: str, thinking: bool, end: str) -> None:
-    """A template without a thinking switch: the request's enable_thinking says nothing about the model, so
-    answers stream at once and a stray end marker stays text."""
-    params = apply(template, thinking)
-    text = f"Just the answer.{end}More."
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [("<r:think>", "</r:think>"), ("[REASON]", "[/REASON]"), ("<|begin_of_thought|>", "<|end_of_thought|>")],
+)
+def test_closer_alone_synthetic(start: str, end: str) -> None:
+    tmpl = ChatTemplate(_SHOWS_BLOCK.replace("OPEN", start).replace("CLOSE", end), name="synthetic")
+    assert (tmpl.analysis.reasoning.start, tmpl.analysis.reasoning.end) == (start, end)
+    params = tmpl.apply(USER, reasoning_format="auto")
+    text = f"…plan{end}answer"
+    message = parse(params, text, words=["plan", "answer"])
+    assert (message.reasoning_content, message.content) == ("…plan", "answer")
+    assert len(warnings_with(message, UNOPENED)) == 1
+    assert_streams(params, text, [end])
+
+
+def test_closer_alone_with_thinking_off_is_text() -> None:
+    """The request turned thinking off and the template has no switch to tell the model: a stray closer is text, and
+    the answer streams at once."""
+    params = apply("mistralai-Ministral-3-14B-Reasoning-2512", False, tools=False)
+    text = "Just the answer.[/THINK]More."
     assert parse(params, text).content == text
     assert streamed_before_finish(params, "Just the answer.").content == "Just the answer."
 

@@ -13,8 +13,8 @@ import threading
 from collections import OrderedDict
 
 from ..template.capabilities import probe_capabilities
-from ..template.environment import variables_read
 from ..template.probing import ProbeRenderer, RenderableTemplate
+from ..template.switches import probe_switches
 from .calls.blocks import analyze_blocks, block_markers, block_tokens, turn_end
 from .calls.call_ids import analyze_id_format
 from .calls.closers import with_implied_end
@@ -60,13 +60,16 @@ def clear_cache() -> None:
 
 
 def generation_prompt(renderer: VariantRenderer, enable_thinking: bool) -> str:
-    """What ``add_generation_prompt`` appends after a user turn."""
+    """What ``add_generation_prompt`` appends after a user turn (thinking on or off through every switch)."""
     return renderer.generation_prompt(enable_thinking)
 
 
 def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     probe = ProbeRenderer(template)
     caps = probe_capabilities(probe)
+    # The reasoning switches, whatever the template calls them: renders that compare thinking on and off set them to
+    # match (R2, the generation prompts, the thinking instructions of phase P).
+    probe.switches = probe_switches(probe, template.source)
     renderer = VariantRenderer(probe, caps)
     reasoning = analyze_reasoning(renderer, caps.supports_tool_calls, caps.supports_typed_content)
     content = analyze_content(renderer, reasoning)
@@ -82,7 +85,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
     stated: list[str] = []
     if fmt == GENERIC and not blocks.enabled and prose_can_fill(draft):
         # Formats stated only in the instructions the template writes (a dedicated format's parser knows its own).
-        texts = render_instructions(renderer, caps.supports_system_role, variables_read(template.source))
+        texts = render_instructions(renderer, caps.supports_system_role, probe.switches)
         stated = apply_prose(texts, draft)
     draft.tools = dataclasses.replace(draft.tools, format=with_implied_end(draft.tools.format, template.source))
     prompts = GenerationPrompts(generation_prompt(renderer, True), generation_prompt(renderer, False))
@@ -104,6 +107,7 @@ def _analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
         ),
         id_format=analyze_id_format(renderer) if caps.supports_tool_calls else "openai",
         blocks=blocks,
+        switches=probe.switches,
     )
 
 

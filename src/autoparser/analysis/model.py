@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from ..template.capabilities import TemplateCapabilities
+from ..template.switches import ReasoningSwitch
 from .modes import BlockMode, CallIdPosition, ContentMode, ReasoningMode, ToolFormatMode
 from .response_template import build_response_template
 
@@ -30,6 +31,7 @@ __all__ = [
     "PythonicValues",
     "ReasoningAnalysis",
     "ReasoningMode",
+    "ReasoningSwitch",
     "TemplateAnalysis",
     "ToolFormat",
     "ToolFormatMode",
@@ -287,6 +289,9 @@ class TemplateAnalysis:
     # The reply as headed blocks, where the template writes it so (analysis/calls/blocks.py): then the parser and
     # grammar are built from this, and the marker fields above describe the same blocks as far as markers can.
     blocks: BlockFormat = field(default_factory=BlockFormat)
+    # The template variables that turn reasoning on or off or set its effort, whatever their names (``thinking``,
+    # ``reasoning``, ``thinking_mode``, ``reasoning_effort``, ...): probed, see template/switches.py.
+    switches: tuple[ReasoningSwitch, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (enums become their names, tuples lists)."""

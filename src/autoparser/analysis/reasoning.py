@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ..template.markup import names_reasoning, paired_closer
 from . import needles
 from .diff import SegmentKind, prune_whitespace_segments, segmentize_markers
 from .model import GenerationPrompts, ReasoningAnalysis, ReasoningMode
-from .patterns import MARKER
+from .patterns import MARKER, last_marker
 from .variants import VariantRenderer
 
 __all__ = ["analyze_reasoning", "classify_reasoning"]
@@ -82,16 +83,32 @@ def _from_generation_prompt(renderer: VariantRenderer, result: ReasoningAnalysis
         # Thinking on appends an opening marker to the prompt.
         if not start:
             start, found = diff.right, True
-    elif not right and left and comparison.a.endswith(left) and not end:
-        # Thinking off appends a closed empty block: its last two markers are start and end.
+    elif not right and left and comparison.a.rstrip().endswith(left) and not end:
+        # Thinking off appends a closed empty block (whitespace may follow it: EXAONE 4's `</think>\n\n`): its last
+        # two markers are start and end.
         segments = prune_whitespace_segments(segmentize_markers(comparison.a))
         if len(segments) >= 2 and segments[-1].value == left and segments[-2].kind is SegmentKind.MARKER:
             start, end, found = segments[-2].value, diff.left, True
+    elif left and right and not (start or end) and _swapped_marker(comparison.a, comparison.b):
+        # Thinking on ends the prompt with an opener, thinking off with its closer (DeepSeek-V3.1's `<think>` and
+        # `</think>`, switched by `thinking`).
+        start, end, found = last_marker(comparison.b), last_marker(comparison.a), True
     elif left and right:
         start, end, found = _rewritten_prompt(comparison.a, comparison.b, start, end)
     if found:
         result = dataclasses.replace(result, mode=ReasoningMode.TAG_BASED, start=start, end=end)
     return _promote(result)
+
+
+def _swapped_marker(off: str, on: str) -> bool:
+    """The prompt with thinking on ends with an opener, the one with thinking off with that opener's closer."""
+    opener, closer = last_marker(on), last_marker(off)
+    return (
+        bool(opener)
+        and on.rstrip().endswith(opener)
+        and off.rstrip().endswith(closer)
+        and (paired_closer(opener) == closer)
+    )
 
 
 def _rewritten_prompt(off: str, on: str, start: str, end: str) -> tuple[str, str, bool]:
@@ -160,14 +177,24 @@ def _opens(prompt: str, result: ReasoningAnalysis) -> bool:
     return pos >= 0 and (not end or end not in prompt[pos:])
 
 
-_OPEN_TAG_AT_END = re.compile(r"<(?P<name>[A-Za-z][\w:.-]*)>\s*\Z")
+_MARKER_AT_END = re.compile(rf"{MARKER}\s*\Z")
 
 
 def _opened_by_prompt(prompt: str, source: str) -> ReasoningAnalysis | None:
-    """R4: the generation prompt ends by opening a tag that only the model closes (``<thought>\\n`` with
-    ``</thought>`` in the template source, which strips the block from history turns: EXAONE Deep, LongCat).
-    No rendered turn shows the block, but the model's output starts inside it."""
-    match = _OPEN_TAG_AT_END.search(prompt)
-    if match is None or f"</{match['name']}>" not in source:
+    """R4: the generation prompt ends by opening a block that only the model closes. No rendered turn shows the
+    block, but the model's output starts inside it. The closer is the opener's pair by the usual conventions
+    (:func:`~.patterns.paired_closer`: ``<x>``/``</x>``, ``[X]``/``[/X]``, ``<|START_X|>``/``<|END_X|>``, ...),
+    taken where the template's source writes it (``<thought>`` with ``</thought>``, where history turns strip the
+    block: EXAONE Deep, LongCat) or, where no render and no line of the template ever closes it, where the opener's
+    name says reasoning (OLMo's thinker opens ``<think>`` and never writes ``</think>``)."""
+    match = _MARKER_AT_END.search(prompt)
+    if match is None:
         return None
-    return ReasoningAnalysis(ReasoningMode.TAG_BASED, prompt[match.start() :], f"</{match['name']}>")
+    opener = match.group().strip()
+    closer = paired_closer(opener)
+    if not closer:
+        return None
+    written = closer in source and opener.startswith("<") and not opener.startswith("<|")
+    if not (written or names_reasoning(opener)):
+        return None
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, prompt[match.start() :], closer)

@@ -39,9 +39,12 @@ class VariantRenderer:
         self._prompts: tuple[str, ...] | None = None
 
     def generation_prompt(self, enable_thinking: bool) -> str:
-        """What ``add_generation_prompt`` appends after a user turn."""
-        without = self.render([needles.USER], enable_thinking=enable_thinking) or ""
-        with_prompt = self.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking) or ""
+        """What ``add_generation_prompt`` appends after a user turn (thinking on or off through every switch)."""
+        without = self.render([needles.USER], enable_thinking=enable_thinking, switched=True) or ""
+        with_prompt = (
+            self.render([needles.USER], add_generation_prompt=True, enable_thinking=enable_thinking, switched=True)
+            or ""
+        )
         return with_prompt[common_prefix_len(without, with_prompt) :]
 
     def after_prompt(self, text: str) -> str:
@@ -59,7 +62,10 @@ class VariantRenderer:
         add_generation_prompt: bool = False,
         enable_thinking: bool = True,
         variables: Mapping[str, Any] | None = None,
+        switched: bool = False,
     ) -> str | None:
+        """``switched``: thinking on or off through every reasoning switch of the template, not only
+        ``enable_thinking`` (see :meth:`ProbeRenderer.render`)."""
         prepared = [self._prepare(m) for m in messages]
         return self._probe.render(
             prepared,
@@ -67,6 +73,7 @@ class VariantRenderer:
             add_generation_prompt=add_generation_prompt,
             enable_thinking=enable_thinking,
             variables=variables,
+            switched=switched,
         )
 
     def compare(
@@ -78,16 +85,30 @@ class VariantRenderer:
         add_generation_prompt: bool = False,
         thinking: tuple[bool, bool] = (True, True),
     ) -> Comparison | None:
-        """Render both variants; ``None`` when either render fails or comes out empty.
+        """Render both variants; ``None`` when either render fails or comes out empty. Variants that differ in
+        ``thinking`` set every reasoning switch of the template.
 
         Where a variant with tool calls fails to render, both are rendered again with reasoning in every assistant
         turn: some templates render calls only after the reasoning a model always writes first (Command A Reasoning
         raises on a call turn with neither reasoning nor text). The reasoning is then common to both renders."""
+        switched = thinking[0] != thinking[1]
 
         def both(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
             return (
-                self.render(a, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[0]),
-                self.render(b, tools=tools, add_generation_prompt=add_generation_prompt, enable_thinking=thinking[1]),
+                self.render(
+                    a,
+                    tools=tools,
+                    add_generation_prompt=add_generation_prompt,
+                    enable_thinking=thinking[0],
+                    switched=switched,
+                ),
+                self.render(
+                    b,
+                    tools=tools,
+                    add_generation_prompt=add_generation_prompt,
+                    enable_thinking=thinking[1],
+                    switched=switched,
+                ),
             )
 
         out_a, out_b = both(a, b)

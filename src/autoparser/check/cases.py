@@ -35,6 +35,7 @@ from ..errors import TemplateError
 from ..params import ChatParams
 from ..parser.assemble import COMMON_STOPS
 from ..parser.reasoning import prefill
+from ..template.markup import names_reasoning, paired_closer
 
 __all__ = [
     "CALL_CASES",
@@ -355,13 +356,44 @@ class CaseSet:
             found.append("rendered without tools: the template cannot render the request's tools")
         return tuple(found)
 
-    def _render(self, messages: Sequence[Mapping[str, Any]], generation: bool) -> str:
+    def _render(
+        self, messages: Sequence[Mapping[str, Any]], generation: bool, switches: Mapping[str, Any] | None = None
+    ) -> ChatParams:
         return self.template.apply(
-            messages, tools=self.tools, reasoning_format="auto", add_generation_prompt=generation, enable_thinking=True
-        ).prompt
+            messages,
+            tools=self.tools,
+            reasoning_format="auto",
+            add_generation_prompt=generation,
+            enable_thinking=True,
+            chat_template_kwargs=switches,
+        )
+
+    def _history(self, message: Mapping[str, Any]) -> tuple[str, str, str]:
+        """The conversation with the turn, without it, and with a plain answer instead. Where thinking on, through
+        the template's own switch, breaks its history (Hermes 4 splits every answer at `</think>` when `thinking` is
+        on: ``apply()`` falls back to the template's default, with a warning), all three with the template's
+        switches at their defaults: the turn as the template writes it otherwise."""
+        plain = [*self.conversation, {"role": "assistant", "content": "END_MARK"}]
+        conversations = ([*self.conversation, message], self.conversation, plain)
+        rendered = [self._render(c, False) for c in conversations]
+        toggles = [
+            s for s in self.template.analysis.switches if s.kind == "toggle" and s.variable != "enable_thinking"
+        ]
+        if toggles and not all(r.enable_thinking for r in rendered):
+            defaults = {s.variable: s.on if s.default else s.off for s in toggles}
+            rendered = [self._render(c, False, defaults) for c in conversations]
+        full, base, answer = (r.prompt for r in rendered)
+        return full, base, answer
 
     def _in_source(self, marker: str) -> bool:
-        return marker in self.template.source
+        """The template writes ``marker``, or it is the pair of the reasoning opener the template writes, by the
+        usual conventions, where no line of the template closes the block (OLMo's thinker opens ``<think>`` and never
+        writes ``</think>``; the analysis pairs them, and so does a model trained on it)."""
+        source = self.template.source
+        if marker in source:
+            return True
+        start = self.template.analysis.reasoning.start.strip()
+        return bool(start) and start in source and names_reasoning(start) and paired_closer(start) == marker
 
     # --- the model's part of a turn ---------------------------------------------------------------------------------
 
@@ -370,9 +402,7 @@ class CaseSet:
         in the model's part (call names, content), so a turn the template split in two can be told apart."""
         try:
             params = self.params
-            full = self._render([*self.conversation, message], False)
-            base = self._render(self.conversation, False)
-            plain = self._render([*self.conversation, {"role": "assistant", "content": "END_MARK"}], False)
+            full, base, plain = self._history(message)
         except (TemplateError, RecursionError) as error:
             return _Gap(f"rendering the turn raises: {_first_line(error)}")
         analysis = self.template.analysis
@@ -441,11 +471,11 @@ class CaseSet:
         return text
 
     def _closing_tag(self, opener: str) -> str | None:
-        """``</x>`` for an opener ``<x>`` when the template's source has it (EXAONE Deep strips history up to
-        ``</thought>``); None otherwise."""
-        tag = re.fullmatch(r"<([A-Za-z_][\w:.-]*)>", opener)
-        close = f"</{tag.group(1)}>" if tag else ""
-        return close if close and self._in_source(close) else None
+        """The closer of an opener the prompt wrote and the analysis does not know: its pair by the usual conventions
+        (``</x>`` for ``<x>``, ``[/X]`` for ``[X]``, ...), where the template's source has it (EXAONE Deep strips
+        history up to ``</thought>``) or the opener's name says reasoning; None otherwise."""
+        close = paired_closer(opener)
+        return close if close and (close in self.template.source or names_reasoning(opener)) else None
 
     # --- call cases -------------------------------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from ..api import ChatTemplate
 from ..errors import TemplateError
 from ..message import ChatMessage, MessageDelta
 from ..params import ChatParams
+from ..template.switches import requested_thinking
 from .serving import MarkerIds, ReplySession, canonical, merge_deltas, split_reasoning, template_for
 
 try:  # where vLLM 0.32 keeps them; older releases kept the parsers under entrypoints.openai
@@ -222,8 +223,11 @@ class _Part:
                     error,
                 )
         if prompt is None:
-            prompts = template.analysis.generation_prompts
-            prompt = prompts.thinking if kwargs.get("enable_thinking", True) else prompts.no_thinking
+            analysis = template.analysis
+            # (thinking as the kwargs set it: `enable_thinking`, or the template's own switch, say `thinking`)
+            thinking = kwargs.get("enable_thinking", requested_thinking(analysis.switches, kwargs))
+            prompts = analysis.generation_prompts
+            prompt = prompts.no_thinking if thinking is False else prompts.thinking
         return template.params_for_prompt(prompt, reasoning_format="auto", **common)
 
     def _decode(self, ids: Sequence[int]) -> str:

@@ -100,6 +100,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         end = core(content.end)
         call_starts = _call_markers(triggers, pythonic)
         ends = [m for m in end_of_turn_markers(analysis) if m != end]
+        # (an answer wrapper without an end marker runs to a call marker, an end of turn or the end of the output)
         stops_at = [m for m in (end, *call_starts, *ends) if m]
         body = p.tag(tags.CONTENT, p.until_one_of(stops_at) if stops_at else p.rest())
         closing = [flex(content.end)] if end else []

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import peg as p
-from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis
+from ..analysis.model import ReasoningAnalysis, ReasoningMode, TemplateAnalysis, ToolFormatMode
 from . import tags
 from .markers import core, flex
 from .request import ParseRequest
@@ -73,23 +73,24 @@ def extracts_reasoning(reasoning: ReasoningAnalysis, request: ParseRequest) -> b
 
 
 def expects_opener(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
-    """Whether the model is expected to open the reasoning block itself: thinking is on, the template writes the
-    (empty) block into the generation prompt when thinking is off and leaves it to the model when it is on (Qwen3,
-    GLM-4.6, SmolLM3), and this request's generation prompt wrote no reasoning marker.
+    """Whether the reasoning block may be open although the reply does not open it: thinking is on, the template
+    has a block with both markers that its model opens itself (its thinking prompt writes no opener: Qwen3, GLM-4.6,
+    SmolLM3, Ministral 3, Seed-OSS; where the prompt opens the block, the prompt's opener is prefill), and this
+    request's generation prompt wrote neither marker. A model that then writes only the closer
+    (``plan</think>answer``, ``plan[/THINK]answer``: the opener dropped, or stripped as a special token) wrote
+    reasoning before it.
 
-    Only then is text before an end marker the model wrote without its opener read as reasoning: a stream must
-    hold such text until it is decided, which costs nothing when the model opens its block as expected, but would
-    hold every plain answer of a template whose model often answers without thinking (or whose thinking switch
-    is not the request's ``enable_thinking``)."""
+    Only then is text before an end marker the model wrote without its opener read as reasoning. A stream must hold
+    such text until it is decided: that costs nothing when the model opens its block as expected, but holds a plain
+    answer (no marker at all) until the output ends."""
     reasoning = analysis.reasoning
     start, end = core(reasoning.start), core(reasoning.end)
-    prompts = analysis.generation_prompts
     gp = request.generation_prompt
     return (
         request.enable_thinking
+        and reasoning.mode is not ReasoningMode.DELIMITER
         and bool(start and end)
-        and start in prompts.no_thinking
-        and start not in prompts.thinking
+        and start not in analysis.generation_prompts.thinking
         and start not in gp
         and end not in gp
     )
@@ -119,7 +120,7 @@ def reasoning_head(
             return p.eps()
         return p.optional(p.choice(*(leading_block(block, calls, call_starts) for block in known)))
     block = leading_block(reasoning, calls, call_starts)
-    if expects_opener(analysis, request):
+    if expects_opener(analysis, request) and not _bare_calls(analysis, request):
         block = p.choice(block, unopened_block(reasoning, [*structural, core(reasoning.start)]))
     head = p.optional(block)
     tail = prefill(request.generation_prompt, reasoning)
@@ -127,6 +128,16 @@ def reasoning_head(
         # The prompt opened and closed an (empty) block; a block the model writes anyway is still reasoning.
         head = head + p.optional(leading_block(reasoning, calls, call_starts))
     return head
+
+
+def _bare_calls(analysis: TemplateAnalysis, request: ParseRequest) -> bool:
+    """Whether the request's calls start with no marker (a bare JSON object or Python list: LFM2.5). There no marker
+    decides a reply that may be reasoning before its end, so a stream would hold its calls until the output ends:
+    an end marker without its opener is not looked for."""
+    tools = analysis.tools
+    fmt = tools.format
+    markers = (fmt.section_start, fmt.per_call_start, tools.function.name_prefix)
+    return request.tools_enabled and fmt.mode is not ToolFormatMode.NONE and not any(core(m) for m in markers)
 
 
 def leading_block(

@@ -90,6 +90,7 @@ class ChatRequest:
     parallel_tool_calls: bool | None = None
     json_schema: dict[str, Any] | None = None
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    reasoning_effort: str | None = None  # passed to ChatTemplate.apply, which sets the template's own switches
     stream: bool = False
     include_usage: bool = False
     sampling: Sampling = Sampling()
@@ -198,11 +199,8 @@ def _json_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
     raise _invalid("response_format.type", f'must be "text", "json_object" or "json_schema", got {kind!r}')
 
 
-def _template_kwargs(body: Mapping[str, Any], template_vars: frozenset[str]) -> dict[str, Any]:
-    """``chat_template_kwargs`` with ``reasoning_effort`` merged in as vLLM's ``build_chat_params`` does: the
-    top-level field wins over the kwarg, and unless the request sets ``enable_thinking`` itself, an effort sets it
-    (``"none"`` off, any other on); like vLLM's ``resolve_chat_template_kwargs``, only for templates that read
-    those variables (a template that always thinks is not told otherwise)."""
+def _template_kwargs(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``chat_template_kwargs``, checked: no render argument the server sets itself, a boolean ``enable_thinking``."""
     kwargs = _typed(body, "chat_template_kwargs", (dict,), "an object")
     kwargs = dict(kwargs or {})
     for key in kwargs:
@@ -214,20 +212,22 @@ def _template_kwargs(body: Mapping[str, Any], template_vars: frozenset[str]) -> 
             f"must be a boolean, got {_type_name(kwargs['enable_thinking'])}",
             "invalid_type",
         )
-    effort = _typed(body, "reasoning_effort", (str,), "a string")
-    if effort is not None:
-        if effort not in REASONING_EFFORTS:
-            raise _invalid("reasoning_effort", f"must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
-        if "reasoning_effort" in template_vars:
-            kwargs["reasoning_effort"] = effort
-        if kwargs.get("enable_thinking") is None and "enable_thinking" in template_vars:
-            kwargs["enable_thinking"] = effort != "none"
     return kwargs
 
 
+def _reasoning_effort(body: Mapping[str, Any]) -> str | None:
+    """The top-level ``reasoning_effort``. ``ChatTemplate.apply`` takes it as vLLM's ``build_chat_params`` does: it
+    sets the template's effort switch (whatever the template calls it) and, unless the request sets thinking itself,
+    turns thinking on (``"none"``: off) through the template's own switch."""
+    effort = _typed(body, "reasoning_effort", (str,), "a string")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise _invalid("reasoning_effort", f"must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
+    return effort
+
+
 def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()) -> ChatRequest:
-    """Validate a ``/v1/chat/completions`` body. ``template_vars``: the variables the chat template reads
-    (``reasoning_effort`` and ``enable_thinking`` reach the template only where it reads them).
+    """Validate a ``/v1/chat/completions`` body. ``template_vars``: the variables the chat template reads (kept for
+    callers; the template's reasoning switches are its analysis's, applied by ``ChatTemplate.apply``).
 
     Raises :class:`APIError` (400) naming the field. Messages and tools are checked in depth by
     :func:`apply_request` (the request normalisation)."""
@@ -280,7 +280,8 @@ def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()
         tool_choice=_tool_choice(body, tools),
         parallel_tool_calls=parallel,
         json_schema=_json_schema(body),
-        chat_template_kwargs=_template_kwargs(body, template_vars),
+        chat_template_kwargs=_template_kwargs(body),
+        reasoning_effort=_reasoning_effort(body),
         stream=stream,
         include_usage=bool(include_usage) and stream,
         sampling=sampling,
@@ -297,6 +298,7 @@ def apply_request(template: ChatTemplate, request: ChatRequest) -> ChatParams:
             parallel_tool_calls=request.parallel_tool_calls,
             json_schema=request.json_schema,
             chat_template_kwargs=request.chat_template_kwargs,
+            reasoning_effort=request.reasoning_effort,
         )
     except RequestError as err:
         raise APIError(400, str(err), param=err.field, code="invalid_value") from err

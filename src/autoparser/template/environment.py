@@ -31,8 +31,16 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
+from .scan import ContextScan, scan_context
 
-__all__ = ["clear_compile_cache", "compile_template", "make_environment", "render_bounded", "variables_read"]
+__all__ = [
+    "clear_compile_cache",
+    "compile_template",
+    "context_scan",
+    "make_environment",
+    "render_bounded",
+    "variables_read",
+]
 
 
 class GenerationBlock(jinja2.ext.Extension):
@@ -125,7 +133,7 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan]:
     env = make_environment()
     parser = jinja2.parser.Parser(env, source)
     try:
@@ -134,10 +142,11 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
         raise _too_complex(err, parser.stream.current.lineno) from None
     try:
         names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
+        scan = scan_context(tree)  # (before the guards rewrite the tree)
         add_guards(tree)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
-            return env.from_string(tree), names
+            return env.from_string(tree), names, scan
     except (RecursionError, MemoryError, SyntaxError) as err:
         # Deep nesting: the tree walks (name scan, guards, Jinja's code generator) recurse, and Python refuses
         # more than 100 indentation levels or 20 nested loops in the generated code (SyntaxError here is Python's).
@@ -169,6 +178,11 @@ def compile_template(source: str) -> jinja2.Template:
 def variables_read(source: str) -> frozenset[str]:
     """Every variable name the template reads (inputs such as ``messages``, ``tools``, ``functions`` and locals)."""
     return _compile(source)[1]
+
+
+def context_scan(source: str) -> ContextScan:
+    """The context variables the template reads and the constants it compares them with (:mod:`.scan`)."""
+    return _compile(source)[2]
 
 
 def clear_compile_cache() -> None:

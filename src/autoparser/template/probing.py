@@ -30,6 +30,7 @@ from ..errors import RenderLimitError, TemplateError
 from .chat_template import with_reasoning_aliases
 from .environment import variables_read
 from .limits import RenderLimits
+from .switches import ReasoningSwitch, switch_context
 from .tracking import AccessLog, track
 
 __all__ = ["ProbeRenderer", "RenderableTemplate"]
@@ -52,7 +53,7 @@ class RenderableTemplate(Protocol):
 class ProbeRenderer:
     """Renders probe conversations through one template (see the module docstring)."""
 
-    __slots__ = ("_cache", "_deadline", "_needs_functions", "_template")
+    __slots__ = ("_cache", "_deadline", "_needs_functions", "_template", "switches")
 
     def __init__(self, template: RenderableTemplate) -> None:
         template.check_syntax()
@@ -61,6 +62,9 @@ class ProbeRenderer:
         self._cache: dict[str, str | None] = {}
         budget = template.limits.analysis_timeout
         self._deadline = None if budget is None else time.monotonic() + budget
+        # The template's reasoning switches once probed (:mod:`.switches`): a ``switched`` render with thinking on
+        # or off sets them to match, whatever the template calls them.
+        self.switches: tuple[ReasoningSwitch, ...] = ()
 
     def render(
         self,
@@ -68,15 +72,20 @@ class ProbeRenderer:
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
         add_generation_prompt: bool = False,
-        enable_thinking: bool = True,
+        enable_thinking: bool | None = True,
         log: AccessLog | None = None,
         variables: Mapping[str, Any] | None = None,
+        switched: bool = False,
     ) -> str | None:
         """The rendered text, or ``None`` if the template raised. With ``log``, inputs are tracked (no caching).
 
-        ``variables`` are further template variables (thinking switches other than ``enable_thinking``)."""
+        ``enable_thinking=None`` leaves the variable undefined. With ``switched``, the template's other reasoning
+        switches (:attr:`switches`) are set to match ``enable_thinking`` too (renders that compare thinking on and
+        off; other renders leave them at the template's default, which history turns may depend on: Hermes 4 splits
+        every answer at ``</think>`` when its ``thinking`` is on). ``variables`` are further template variables
+        (they win)."""
         key = ""
-        extra = dict(variables or {})
+        extra = {**(switch_context(self.switches, enable_thinking) if switched else {}), **(variables or {})}
         if log is None:
             key = json.dumps(
                 [messages, tools, add_generation_prompt, enable_thinking, extra], sort_keys=True, default=str
@@ -95,7 +104,7 @@ class ProbeRenderer:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] | None,
         add_generation_prompt: bool,
-        enable_thinking: bool,
+        enable_thinking: bool | None,
         log: AccessLog | None,
         extra: dict[str, Any],
     ) -> str | None:
@@ -108,8 +117,9 @@ class ProbeRenderer:
             **_FIXED_DATES,
             **extra,
             "add_generation_prompt": add_generation_prompt,
-            "enable_thinking": enable_thinking,
         }
+        if enable_thinking is not None:
+            context["enable_thinking"] = enable_thinking
         if self._needs_functions:
             context["functions"] = json.dumps([t.get("function", t) for t in tools or []], indent=4)
         if log is not None:

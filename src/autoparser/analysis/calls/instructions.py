@@ -9,25 +9,16 @@ instructions), and the whole prompt (a fixed default system prompt).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ...template.switches import ReasoningSwitch
 from .. import needles
 from ..diff import calculate_diff_split
 from ..variants import VariantRenderer
 
-__all__ = ["THINKING_SWITCHES", "Instructions", "render_instructions"]
+__all__ = ["Instructions", "render_instructions"]
 
-# Template variables that switch thinking on, with an "off" and an "on" value. ``enable_thinking`` is passed on
-# every render; the others are read by some templates only (Granite and Hermes 4 ``thinking``, MiniMax
-# ``thinking_mode``, reasoning-effort levels).
-THINKING_SWITCHES: tuple[tuple[str, Any, Any], ...] = (
-    ("enable_thinking", False, True),
-    ("thinking", False, True),
-    ("thinking_mode", "disabled", "enabled"),
-    ("reasoning_effort", "low", "high"),
-)
 # System-prompt switches some templates look for (Nemotron, SmolLM3: "/think" and "/no_think").
 _SLASH_SWITCH = ("/no_think", "/think")
 
@@ -42,33 +33,33 @@ class Instructions:
 
 
 def render_instructions(
-    renderer: VariantRenderer, supports_system_role: bool, variables: frozenset[str] | None = None
+    renderer: VariantRenderer, supports_system_role: bool, switches: Sequence[ReasoningSwitch] = ()
 ) -> Instructions:
-    """Render the variants and keep the text each switch adds. ``variables``: the names the template reads (a
-    switch it never reads is not rendered); None renders every switch."""
+    """Render the variants and keep the text each switch adds: thinking off against on (``enable_thinking`` and
+    the template's own ``switches``, whatever their names), each effort switch's lowest level against its highest,
+    and a ``/no_think`` against a ``/think`` system message."""
     user = [needles.USER]
     plain = renderer.render(user, add_generation_prompt=True) or ""
     with_tools = renderer.render(user, tools=True, add_generation_prompt=True) or ""
-    thinking: list[str] = []
-    for name, off, on in THINKING_SWITCHES:
-        if variables is None or name in variables:
-            thinking.append(_added(_render_with(renderer, user, name, off), _render_with(renderer, user, name, on)))
+    off, on = (
+        renderer.render(user, add_generation_prompt=True, enable_thinking=t, switched=True) or "" for t in (False, True)
+    )
+    thinking = [_added(off, on)]
+    for switch in switches:
+        if switch.kind == "effort" and len(switch.values) >= 2:
+            low, high = ({switch.variable: level} for level in (switch.values[0], switch.values[-1]))
+            rendered = (renderer.render(user, add_generation_prompt=True, variables=v) or "" for v in (low, high))
+            thinking.append(_added(*rendered))
     if supports_system_role:
         off_msg, on_msg = ({"role": "system", "content": switch} for switch in _SLASH_SWITCH)
-        off = renderer.render([off_msg, *user], add_generation_prompt=True) or ""
-        on = renderer.render([on_msg, *user], add_generation_prompt=True) or ""
-        thinking.append(_added(off, on))
+        slash_off = renderer.render([off_msg, *user], add_generation_prompt=True) or ""
+        slash_on = renderer.render([on_msg, *user], add_generation_prompt=True) or ""
+        thinking.append(_added(slash_off, slash_on))
     return Instructions(
         tools=_added(plain, with_tools) if plain and with_tools else "",
         thinking="\n".join(t for t in thinking if t),
         prompt=plain,
     )
-
-
-def _render_with(renderer: VariantRenderer, messages: list[Mapping[str, Any]], name: str, value: Any) -> str:
-    if name == "enable_thinking":
-        return renderer.render(messages, add_generation_prompt=True, enable_thinking=value) or ""
-    return renderer.render(messages, add_generation_prompt=True, variables={name: value}) or ""
 
 
 def _added(base: str, switched: str) -> str:
