@@ -388,11 +388,16 @@ class CaseSet:
     def _in_source(self, marker: str) -> bool:
         """The template writes ``marker``, or it is the pair of the reasoning opener the template writes, by the
         usual conventions, where no line of the template closes the block (OLMo's thinker opens ``<think>`` and never
-        writes ``</think>``; the analysis pairs them, and so does a model trained on it)."""
+        writes ``</think>``; the analysis pairs them, and so does a model trained on it); or the opener of a closer
+        it writes, where the model opens the block itself (DeepSeek-R1's first template strips history up to
+        ``</think>`` and never writes ``<think>``)."""
         source = self.template.source
         if marker in source:
             return True
         start = self.template.analysis.reasoning.start.strip()
+        if start == marker:  # an opener the model writes itself, whose closer the template strips history at (R1)
+            end = self.template.analysis.reasoning.end.strip()
+            return bool(end) and end in source and names_reasoning(start) and paired_closer(start) == end
         return bool(start) and start in source and names_reasoning(start) and paired_closer(start) == marker
 
     # --- the model's part of a turn ---------------------------------------------------------------------------------
