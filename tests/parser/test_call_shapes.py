@@ -210,7 +210,8 @@ BUNDLED: list[tuple[str, str, Calls, str, str]] = [
     (
         "vllm-tool_chat_template_deepseekv31",
         # (thinking on, through the template's `thinking` switch: the prompt opened `<think>`, the model closes it)
-        '</think>Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get<｜tool▁sep｜>{"city": "Oslo"}<｜tool▁call▁end｜>'
+        "</think>Let me check."
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get<｜tool▁sep｜>{"city": "Oslo"}<｜tool▁call▁end｜>'
         "<｜tool▁calls▁end｜>",
         TWO[:1],
         CONTENT,
