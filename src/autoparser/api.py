@@ -20,6 +20,7 @@ from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
 from .grammar.spec import GrammarSpec
 from .params import ChatParams
 from .parser.assemble import GeneratedParser
+from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest, ToolSpec, normalize_tools
 from .requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
 from .template.capabilities import TemplateCapabilities
@@ -387,7 +388,11 @@ def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Generated
     )
     for i, (_, attempt) in enumerate(fallbacks):
         try:
-            return build_parser(analysis, attempt), build_grammar(analysis, attempt), tuple(warnings)
+            parser = build_parser(analysis, attempt)
+            if attempt is not request:  # a degraded parser still warns about calls to the tools the request declares
+                leftovers = leftover_markers(analysis, request, parser.tool_triggers)
+                parser = dataclasses.replace(parser, leftovers=leftovers)
+            return parser, build_grammar(analysis, attempt), tuple(warnings)
         except SchemaError:
             raise
         except GrammarError as err:

@@ -18,6 +18,7 @@ from .grammar.common import base_spec, extras, format_grammar, with_contribution
 from .grammar.generic import generic_grammar
 from .grammar.spec import GrammarSpec
 from .parser.assemble import GeneratedParser, build_generic_parser
+from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest
 
 __all__ = ["build_grammar", "build_parser"]
@@ -28,7 +29,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     """The parser for ``analysis`` under ``request`` (cached: building costs more than parsing)."""
     builder = dedicated_builder(analysis.format)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
-    return dataclasses.replace(built, id_format=analysis.id_format)
+    leftovers = leftover_markers(analysis, request, built.tool_triggers)
+    return dataclasses.replace(built, id_format=analysis.id_format, leftovers=leftovers)
 
 
 @functools.lru_cache(maxsize=256)
