@@ -27,7 +27,7 @@ from .calls.tools_json import ARGUMENT_KEYS, SPECIAL_TOKEN, field_key, json_call
 from .calls.tools_pythonic import PythonicParser, pythonic_parser
 from .calls.tools_tagged import tagged_calls
 from .calls.undeclared import marker
-from .leftovers import LeftoverMarkers
+from .leftovers import WELL_KNOWN_ONLY, LeftoverMarkers
 from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
@@ -62,7 +62,7 @@ class GeneratedParser:
     id_format: str = "openai"  # how ids are generated for calls written without one (analysis.id_format)
     # The markup a reply's content must not hold unread (a warning for each find; reading/leftovers.py): set by
     # build.py for every parser, generic or dedicated, from the analysis, the request and the triggers.
-    leftovers: LeftoverMarkers = LeftoverMarkers()
+    leftovers: LeftoverMarkers = WELL_KNOWN_ONLY
 
 
 def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -217,7 +217,8 @@ def _call_like(fmt: ToolFormat) -> p.Parser:
         return p.literal('"')
     colon = p.space() + ":" + p.space()
     name = p.literal(f'"{field_key(fmt.name_field)}"') + colon
-    args = p.choice(*(p.literal(f'"{key}"') for key in dict.fromkeys((field_key(fmt.args_field), *ARGUMENT_KEYS)) if key))
+    keys = dict.fromkeys((field_key(fmt.args_field), *ARGUMENT_KEYS))
+    args = p.choice(*(p.literal(f'"{key}"') for key in keys if key))
     return p.choice(name + p.json_string() + p.space() + "," + p.space() + args, args + colon)
 
 

@@ -26,12 +26,13 @@ from ..analysis.model import TemplateAnalysis
 from .markers import FENCE, core, is_word_marker
 from .request import ParseRequest
 
-__all__ = ["WELL_KNOWN_CALL_MARKERS", "LeftoverMarkers", "leftover_markers"]
+__all__ = ["WELL_KNOWN_CALL_MARKERS", "WELL_KNOWN_ONLY", "LeftoverMarkers", "leftover_markers"]
 
 #: Markers that open a tool call (or a section of calls) in the families the bundled templates, their model cards and
 #: the serving stacks' parsers show: Hermes/Qwen/GLM, Mistral, Llama 3.1 and 4, functionary, Kimi, DeepSeek (R1, V3,
 #: DSML), MiniMax, Seed, LongCat, Cohere, Granite, Nemotron, Apertus, Solar, Gemma, LFM2, FireFunction, GPT-OSS,
-#: InternLM, Kimi-K3's open/close tags, Anthropic-style XML. Each is markup no answer writes as text (plain words are given with their bracket).
+#: InternLM, Kimi-K3's open/close tags, Anthropic-style XML. Each is markup no answer writes as text (plain words
+#: are given with their bracket).
 WELL_KNOWN_CALL_MARKERS: tuple[str, ...] = (
     "<tool_call>",
     "<tool_calls>",
@@ -91,13 +92,16 @@ class LeftoverMarkers:
     tool_names: tuple[str, ...] = ()
 
 
+WELL_KNOWN_ONLY = LeftoverMarkers()  # what a parser built without an analysis looks for
+
+
 def leftover_markers(analysis: TemplateAnalysis, request: ParseRequest, triggers: tuple[str, ...]) -> LeftoverMarkers:
     """The markers to look for in the content of replies to ``request`` (``triggers``: the parser's call triggers)."""
     learned = [*triggers, analysis.tools.function.name_prefix]
     calls: set[str] = set(WELL_KNOWN_CALL_MARKERS)
     words: set[str] = set()
     for marker in map(core, learned):
-        if len(marker) < 3 or marker.startswith(FENCE) or marker[0] == "{" or marker[0] == "[" and marker[-1] != "]":
+        if len(marker) < 3 or marker.startswith(FENCE) or marker[0] == "{" or (marker[0] == "[" and marker[-1] != "]"):
             continue  # too short to be markup, a code fence, or a bracket an answer writes too (`[get_weather(`)
         if is_word_marker(marker):
             words.add(marker)

@@ -79,7 +79,9 @@ def _scanner(markers: LeftoverMarkers) -> _Scanner:
     return _Scanner(re.compile("|".join(groups)) if groups else None, opener, closer)
 
 
-def leftover_warnings(markers: LeftoverMarkers, nodes: Sequence[AstNode], source: str, offset: int) -> list[ParseWarning]:
+def leftover_warnings(
+    markers: LeftoverMarkers, nodes: Sequence[AstNode], source: str, offset: int
+) -> list[ParseWarning]:
     """The warnings for markup left in the content of a complete parse (``nodes``: its top-level nodes over
     ``source``; ``offset``: where the model's output starts in ``source``, after the prompt's prefill)."""
     scanner = _scanner(markers)
@@ -175,7 +177,8 @@ def _scan(
                 marked = True
                 _add(warnings, seen, text, at - offset, f"call marker {text!r} did not start a tool call")
             elif not marked:
-                _add(warnings, seen, text, at - offset, f"tool {text!r} written in call position did not parse as a call")
+                message = f"tool {text!r} written in call position did not parse as a call"
+                _add(warnings, seen, text, at - offset, message)
         if first_text is not None:
             state.started = True
 
