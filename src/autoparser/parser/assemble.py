@@ -342,7 +342,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif json_native:
-        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
+        # (a code fence is no marker: JSON in it is a call of an undeclared tool only in the call's exact shape)
+        bare = not sec_start or is_fence(sec_start)
+        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=bare, rest=stops)
     else:
         single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         call = recover_call(p.tag(tags.TOOL, single), stops, balanced=brackets, closers=(tools.function.close,))

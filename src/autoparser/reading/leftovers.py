@@ -44,6 +44,8 @@ __all__ = ["leftover_warnings"]
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")  # an inline code span: what it holds is quoted
 _TEXT = re.compile(r"\S")
+# The keys calls carry their arguments under (OpenAI's, Llama's, Cohere's, short forms, Anthropic's).
+_ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
 _LOOKAHEAD = 64  # how far past a stretch of content a find's lookahead may read
 
 
@@ -70,7 +72,12 @@ def _scanner(markers: LeftoverMarkers) -> _Scanner:
         groups.append(rf"(?<![\w.])(?P<word>{alternation(markers.words)})(?=[ \t]*[\[{{])")
     if markers.tool_names:
         names = alternation(markers.tool_names)
-        groups.append(rf'[{{:][ \t\r\n]*"(?P<quoted>{names})"(?=[ \t\r\n]*[,:}}\]])')
+        space = r"[ \t\r\n]*"
+        args = "|".join(f'"{key}"' for key in _ARGUMENT_KEYS)
+        # `{"name": "get_weather", "arguments"` (the name's value, then the arguments key) or `"get_weather": {`
+        quoted = rf'[{{:]{space}"(?P<quoted>{names})"{space},{space}(?:{args}){space}:'
+        keyed = rf'"(?P<keyed>{names})"{space}:{space}\{{'
+        groups.append(f"(?:{quoted}|{keyed})")
         groups.append(rf"(?<![\w.$-])(?P<called>{names})(?=\(|[ \t]*\r?\n?[ \t]*\{{)")
     if opener:
         groups.append(f"(?P<opener>{re.escape(opener)})")
@@ -94,11 +101,21 @@ def leftover_warnings(
             state.started = state.started or any(_TEXT.search(source, s, e) for s, e in spans)
         else:
             _scan(scanner, source, spans, offset, state, warnings)
-    last = nodes[-1] if nodes else None
-    if last is not None and last.tag == tags.REASONING and last.end > offset:
-        # A reasoning block that runs to the end of the output was never closed: a call written in it (in markup
-        # this parser does not read) was the reply, not thinking. A closed block may discuss markup freely.
-        _scan(scanner, source, [(max(last.start, offset), last.end)], offset, _State(True, True), warnings, True)
+    # A reasoning block that runs to the end of the output was never closed: a call written in it (in markup this
+    # parser does not read) was the reply, not thinking. A closed block may discuss markup freely.
+    first = len(nodes)
+    while first > 0 and nodes[first - 1].tag == tags.REASONING:
+        first -= 1
+    spans: list[tuple[int, int]] = []
+    for node in nodes[first:]:
+        if node.end > offset:
+            start = max(node.start, offset)
+            if spans and spans[-1][1] == start:
+                spans[-1] = (spans[-1][0], node.end)
+            else:
+                spans.append((start, node.end))
+    if spans:
+        _scan(scanner, source, spans, offset, _State(True, True), warnings, "the unclosed reasoning")
     return warnings
 
 
@@ -141,11 +158,14 @@ def _scan(
     offset: int,
     state: _State,
     warnings: list[ParseWarning],
-    calls_only: bool = False,
+    reasoning: str = "",
 ) -> None:
+    """Report the finds in one stretch of ``spans`` (``reasoning``: the stretch is reasoning, so named, and only
+    calls are looked for)."""
     pattern = scanner.pattern
     assert pattern is not None
-    seen: set[str] = set()
+    kept = f"; it was kept in {reasoning}" if reasoning else "; it was kept as content"
+    seen: set[str] = set()  # each marker or tool name once per stretch
     marked = False  # a call marker was reported in this stretch: tool names after it are that call's body
     for start, end in spans:
         first_text = _TEXT.search(source, start, end)
@@ -155,36 +175,36 @@ def _scan(
         for hit in pattern.finditer(source, start, min(end + _LOOKAHEAD, len(source))):
             if hit.start() >= end:
                 break
-            at = hit.start(hit.lastgroup or 0)
             kind = hit.lastgroup or ""
-            text = hit.group(kind)
+            at, text = hit.start(kind), hit.group(kind)
             where = bisect.bisect_right(code_starts, at) - 1
-            quoted = where >= 0 and code[where][0] < at < code[where][1]
+            if where >= 0 and code[where][0] < at < code[where][1]:
+                continue  # quoted in an inline code span
             first = not state.started and first_text is not None and first_text.start() == at
-            if calls_only and kind in ("opener", "closer"):
+            message = ""
+            if reasoning and kind in ("opener", "closer"):
                 continue
             if kind == "opener":
-                if first and not quoted:
-                    _add(warnings, seen, text, at - offset, f"reasoning marker {text!r} did not open a reasoning block")
+                if first:
+                    message = f"reasoning marker {text!r} did not open a reasoning block"
                 state.opened = True
-                continue
-            if quoted:
-                continue
-            if kind == "closer":
+            elif kind == "closer":
                 if not state.opened:
-                    _add(warnings, seen, text, at - offset, f"reasoning marker {text!r} closes no reasoning block")
+                    message = f"reasoning marker {text!r} closes no reasoning block"
             elif kind in ("call", "word"):
                 marked = True
-                _add(warnings, seen, text, at - offset, f"call marker {text!r} did not start a tool call")
-            elif not marked:
+                message = f"call marker {text!r} did not start a tool call"
+            elif not marked and (kind != "called" or first or _line_start(source, start, at)):
+                # (`ping()` in a sentence is prose: a call stands at the start of a line or of a list)
                 message = f"tool {text!r} written in call position did not parse as a call"
-                _add(warnings, seen, text, at - offset, message)
+            if message and text not in seen:
+                seen.add(text)
+                warnings.append(ParseWarning(max(at - offset, 0), message + kept))
         if first_text is not None:
             state.started = True
 
 
-def _add(warnings: list[ParseWarning], seen: set[str], key: str, position: int, message: str) -> None:
-    if key in seen:
-        return
-    seen.add(key)
-    warnings.append(ParseWarning(max(position, 0), message + "; it was kept as content"))
+def _line_start(source: str, start: int, at: int) -> bool:
+    """Whether ``at`` starts a line (indentation aside) or a list, or the span starting at ``start``."""
+    head = source[max(start, at - _LOOKAHEAD) : at].rstrip(" \t")
+    return not head or head[-1] in "\n["

@@ -163,7 +163,8 @@ class MessageBuilder:
             self.after_call = False  # it carries its own warning
             text = node.text
             self.content.append(text)
-            self._warn(node, f"{text!r} did not start a valid tool call")
+            if node.source_text(node.start - 1, node.start) != "`":  # (`<tool_call>` in backticks is a mention)
+                self._warn(node, f"{text!r} did not start a valid tool call")
         elif tag == tags.DROPPED:
             self._warn(node, f"left out of the message (nothing the client can use): {node.text!r}")
         elif tag == tags.STRAY:
@@ -192,10 +193,13 @@ class MessageBuilder:
         self.last_end = max(self.last_end, node.end)
 
     def _bare(self, node: AstNode) -> bool:
-        """Whether a JSON object or array that is not a call came bare, right after text (or at the start): no
-        marker announced it, so it is JSON the answer quotes (`{"a": 1}` to a Llama 3 parser, whose calls have no
-        marker), not a call that failed. One a marker announced (`<tool_call>{"a": 1}`) warns."""
-        return node.start <= self.last_end and node.text[:1] in "{["
+        """Whether a JSON object or array that is not a call came bare, right after text or at the start: no marker
+        announced it, so it is JSON the answer quotes (`{"a": 1}` to a Llama 3 parser, whose calls have no marker),
+        not a call that failed. One after a marker (`<tool_call>{"a": 1}`) or inside a list the parser read (its
+        brackets were consumed as the list's) warns."""
+        if node.text[:1] not in "{[":
+            return False
+        return not node.source_text(self.last_end, node.start).strip(WHITESPACE)
 
     def add_live(self, node: AstNode) -> LiveCall | None:
         """Fold a node of the unsettled tail; a call comes back as a :class:`LiveCall` instead of being kept.
