@@ -157,7 +157,8 @@ SYNTHETIC = """\
     {{- message.content if message.content is string else '' -}}
     {%- for call in message.tool_calls or [] -%}
         {%- set call = call.function if call.function is defined else call -%}
-        {{- '<x:act>' + call.name + '|' + (call.arguments if call.arguments is string else call.arguments|tojson) + '</x:act>' -}}
+        {%- set args = call.arguments if call.arguments is string else call.arguments|tojson -%}
+        {{- '<x:act>' + call.name + '|' + args + '</x:act>' -}}
     {%- endfor -%}
     {{- '\\n' -}}
 {%- endfor -%}
