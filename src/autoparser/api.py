@@ -22,7 +22,7 @@ from .params import ChatParams
 from .parser.assemble import GeneratedParser
 from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest, ToolSpec, normalize_tools
-from .requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
+from .requests import check_tools, left_out, missing_defaults, normalize_messages, request_profile, with_defaults
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
@@ -138,6 +138,7 @@ class ChatTemplate(JinjaChatTemplate):
             return self._render_request(normalized.messages, tool_list, generation, enable_thinking, extra, notes)
 
         without, with_prompt = render(False), render(True)
+        notes.update(dict.fromkeys(left_out(messages, with_prompt)))  # texts the model will not see
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
         if enable_thinking is None:
             enable_thinking = self._thinking_default(tool_list, extra)
