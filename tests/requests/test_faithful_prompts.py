@@ -130,3 +130,29 @@ def test_parameter_descriptions_default_once_the_tools_as_sent_fail() -> None:
     schema["properties"]["city"]["description"] = "The city"
     described = [{"type": "function", "function": {"name": "lookup", "description": "Look up.", "parameters": schema}}]
     assert "city (str): The city" in tmpl.apply([{"role": "user", "content": "hi"}], tools=described).prompt
+
+
+PREAMBLE = """\
+{%- set rest = messages %}
+{%- if tools %}{{- 'Q with tools: ' + messages[0]['content']|string + '\\n' }}{%- set rest = messages[1:] %}{%- endif %}
+{%- for turn in rest %}
+    {{- turn.role + ': ' }}
+    {%- if turn.content is string %}{{- turn.content }}
+    {%- else %}{%- for part in turn.content %}{{- part.text }}{%- endfor %}{%- endif %}
+    {{- '\\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- 'assistant: ' }}{%- endif %}
+"""
+
+
+def test_a_role_printed_whole_in_a_tool_preamble_gets_a_string(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A template that loops over content parts but, given tools, prints the first message whole (Llama 4's shape,
+    spelled differently): the user's parts are joined into a string, with and without tools."""
+    path = tmp_path / "preamble.jinja"
+    path.write_text(PREAMBLE)
+    tmpl = ChatTemplate.from_file(str(path))
+    parts = [{"role": "user", "content": [{"type": "text", "text": "First"}, {"type": "text", "text": "second"}]}]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    prompt = tmpl.apply(parts, tools=tools).prompt
+    assert "Q with tools: First\nsecond\n" in prompt and '"type"' not in prompt, prompt
+    assert "user: First\nsecond\n" in tmpl.apply(parts).prompt

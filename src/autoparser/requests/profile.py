@@ -139,14 +139,17 @@ _PROBE_TOOL = {"type": "function", "function": {"name": "tool1", "description": 
 
 
 def _renders_parts(renderer: ProbeRenderer, role: str) -> bool:
-    """Whether ``role`` shows both text parts and no printed list — with tools as well: Llama 4 moves the first
-    user message into its tool preamble as ``messages[0]['content']|trim``, printing the parts as a Python list."""
+    """Whether ``role`` shows both text parts and no printed list — with tools as well, and as the first message
+    of a conversation without a system message: Llama 4 moves the first user message into its tool preamble as
+    ``messages[0]['content']|trim``, printing the parts as a Python list."""
     parts = [_text(_PART_A), _text(_PART_B)]
     out = _render(renderer, role, parts)
     if out is None or not _shows_parts(out):
         return False
-    with_tools = _render(renderer, role, parts, [_PROBE_TOOL])
-    return with_tools is None or _shows_parts(with_tools)  # (a template that cannot render tools: no matter)
+    renders = [_render(renderer, role, parts, [_PROBE_TOOL])]
+    if role != "system":
+        renders.append(renderer.render(_conversation(role, parts)[1:], [_PROBE_TOOL], add_generation_prompt=True))
+    return all(r is None or _shows_parts(r) for r in renders)  # (a template that cannot render tools: no matter)
 
 
 def _shows_parts(out: str) -> bool:
