@@ -42,6 +42,7 @@ from autoparser import ChatMessage, ChatParams, ChatTemplate, bundled_templates,
 from autoparser.analysis.diff import common_prefix_len
 from autoparser.errors import TemplateError
 from autoparser.message import apply_deltas
+from autoparser.requests.json_data import as_json_data
 from autoparser.template.chat_template import JinjaChatTemplate
 from autoparser.template.environment import variables_read
 
@@ -296,7 +297,8 @@ def reference(template: str, output: Output, message: ChatMessage, ending: str) 
     source = source_message(output, ids, objects=template not in ARGUMENTS_AS_TEXT)
     if not source["content"]:
         source["content"] = calls_only_content(template)
-    messages = conversation(source, ending)
+    # (request data prints as JSON where a template prints it, as apply() hands it over: never a Python repr)
+    messages = as_json_data(conversation(source, ending))
     rendered = _render(tmpl, messages, generation=True)
     before = _render(tmpl, USER)
     start = len(before) if rendered.startswith(before) else common_prefix_len(before, rendered)

@@ -20,8 +20,9 @@ from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
 from .grammar.spec import GrammarSpec
 from .params import ChatParams
 from .parser.assemble import GeneratedParser
+from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest, ToolSpec, normalize_tools
-from .requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
+from .requests import check_tools, left_out, missing_defaults, normalize_messages, request_profile, with_defaults
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
@@ -164,6 +165,7 @@ class ChatTemplate(JinjaChatTemplate):
             ] = None
             if any(s.kind == "toggle" for s in switched):
                 enable_thinking = all(s.default for s in switched if s.kind == "toggle")
+        notes.update(dict.fromkeys(left_out(messages, with_prompt)))  # texts the model will not see
         generation_prompt = with_prompt[common_prefix_len(without, with_prompt) :]
         if enable_thinking is None:
             enable_thinking = self._thinking_default(tool_list, extra)
@@ -451,7 +453,11 @@ def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[Generated
     )
     for i, (_, attempt) in enumerate(fallbacks):
         try:
-            return build_parser(analysis, attempt), build_grammar(analysis, attempt), tuple(warnings)
+            parser = build_parser(analysis, attempt)
+            if attempt is not request:  # a degraded parser still warns about calls to the tools the request declares
+                leftovers = leftover_markers(analysis, request, parser.tool_triggers)
+                parser = dataclasses.replace(parser, leftovers=leftovers)
+            return parser, build_grammar(analysis, attempt), tuple(warnings)
         except SchemaError:
             raise
         except GrammarError as err:

@@ -20,6 +20,7 @@ from .grammar.generic import generic_grammar
 from .grammar.spec import GrammarSpec
 from .parser.assemble import GeneratedParser, build_generic_parser
 from .parser.blocks import build_block_parser
+from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest
 
 __all__ = ["build_grammar", "build_parser"]
@@ -32,7 +33,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     if builder is None and analysis.blocks.enabled:
         builder = build_block_parser  # a reply of headed blocks (parser/blocks.py)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
-    return dataclasses.replace(built, id_format=analysis.id_format)
+    leftovers = leftover_markers(analysis, request, built.tool_triggers)
+    return dataclasses.replace(built, id_format=analysis.id_format, leftovers=leftovers)
 
 
 @functools.lru_cache(maxsize=256)

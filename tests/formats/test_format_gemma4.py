@@ -325,7 +325,11 @@ def test_tools_disabled_leave_calls_in_content() -> None:
     text = call("get_weather", f"{{city:{Q}Rome{Q}}}")
     for params in (chat(tools=None), chat(tool_choice="none")):
         message = params.parse(text)
-        assert (message.content, message.tool_calls, message.warnings) == (text, (), ())
+        assert (message.content, message.tool_calls) == (text, ())
+        # Never silent: the call markup the parser did not read is named where it stands (docs/parsing.md).
+        assert [(w.position, w.message.split(";")[0]) for w in message.warnings][:1] == [
+            (0, "call marker '<|tool_call>' did not start a tool call")
+        ]
 
 
 def test_reasoning_format_none_keeps_the_block_in_content() -> None:

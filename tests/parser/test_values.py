@@ -87,11 +87,12 @@ def test_the_templates_own_rendering_parses_back(template: str, arguments: dict[
 
 
 def test_python_and_json_spellings_are_what_the_templates_print() -> None:
-    """(What this file is about: the two families really print values differently.)"""
+    """(What this file is about: the two families really print values differently. A dict or list the request sent
+    prints as JSON in every template (autoparser/requests/json_data.py); a scalar as the template spells it.)"""
     seed = render_calls("ByteDance-Seed-OSS", [("get_weather", {"metric": True, "options": {"a": None}})])
     coder = render_calls("Qwen3-Coder", [("get_weather", {"metric": True, "options": {"a": None}})])
     glm = render_calls("GLM-4.6", [("get_weather", {"metric": True, "options": {"a": None}})])
-    assert seed is not None and ">True<" in seed and "{'a': None}" in seed
+    assert seed is not None and ">True<" in seed and '{"a": null}' in seed
     assert coder is not None and "\nTrue\n" in coder and '{"a": null}' in coder
     assert glm is not None and ">true<" in glm and '{"a": null}' in glm
 

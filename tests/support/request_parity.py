@@ -14,21 +14,27 @@ A :class:`Verdict` per pair, computed once per process and shared by the tests a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from typing import Any
+from unittest import mock
+
+from transformers.utils import chat_template_utils
 
 from autoparser import ChatTemplate, bundled_templates
 from autoparser.errors import RequestError, TemplateError
-from autoparser.requests import missing_defaults, normalize_messages, request_profile, with_defaults
+from autoparser.requests import check_tools, missing_defaults, normalize_messages, request_profile, with_defaults
+from autoparser.requests.json_data import as_json_data
 
 from . import vllm_like
 from .requests import VARIANTS
 
 __all__ = ["DEVIATIONS", "REPRS", "Verdict", "expected_texts", "parity_table", "verdict", "verdicts"]
 
-# Signs of content printed as a Python or JSON list instead of its text.
-REPRS = ("{'type': 'text'", '{"type": "text"', "{'type': 'image", '{"type": "image')
+# Signs of content printed as a Python or JSON list instead of its text, and of a tool list printed as a Python repr
+# (Hammer's and Apriel's `tools|string` under transformers: autoparser's request data prints as JSON).
+REPRS = ("{'type': 'text'", '{"type": "text"', "{'type': 'image", '{"type": "image', "{'type': 'function'")
 
 # Where autoparser's prompt differs from a prompt the oracle renders cleanly: template -> reason (all variants).
 DEVIATIONS: dict[str, str] = {
@@ -96,15 +102,23 @@ def _faults(prompt: str, messages: list[dict[str, Any]], template: str = "") -> 
 
 
 def _ours_by_transformers(tmpl: ChatTemplate, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-    """transformers' rendering of autoparser's own normalisation (tools completed only if as sent fails)."""
+    """transformers' rendering of autoparser's own normalisation (tools completed only if as sent fails).
+
+    transformers rebuilds everything a template sees out of plain dicts and lists (``_plain_template_data``); the
+    request data autoparser hands over prints as JSON where a template prints it (autoparser/requests/json_data.py),
+    so the rebuilt data is given that printing back: the one intended difference."""
     normalized = normalize_messages(messages, request_profile(tmpl), tmpl.name).messages
+    tools = check_tools(tools)
     context = tmpl._serving_context(tools)
-    try:
-        return vllm_like.render(tmpl.source, normalized, tools, **context)
-    except Exception:
-        if not missing_defaults(tools):
-            raise
-        return vllm_like.render(tmpl.source, normalized, with_defaults(tools), **context)
+    plain = getattr(chat_template_utils, "_plain_template_data", None)  # (older transformers pass data as it is)
+    keep = mock.patch.object(chat_template_utils, "_plain_template_data", lambda value: as_json_data(plain(value)))
+    with keep if plain is not None else contextlib.nullcontext():
+        try:
+            return vllm_like.render(tmpl.source, normalized, tools, **context)
+        except Exception:
+            if not missing_defaults(tools):
+                raise
+            return vllm_like.render(tmpl.source, normalized, with_defaults(tools), **context)
 
 
 def _first_difference(a: str, b: str) -> str:

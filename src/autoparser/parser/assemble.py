@@ -23,10 +23,11 @@ from . import tags
 from .calls.dropped_markers import dropped_marker_calls, name_json_call, reads_name_then_json
 from .calls.resync import JSON, call_stops, recover_call
 from .calls.tools_dict import args_converter, dict_calls, syntax_of
-from .calls.tools_json import SPECIAL_TOKEN, field_key, json_calls
+from .calls.tools_json import ARGUMENT_KEYS, SPECIAL_TOKEN, field_key, json_calls
 from .calls.tools_pythonic import PythonicParser, pythonic_parser
 from .calls.tools_tagged import tagged_calls
 from .calls.undeclared import marker
+from .leftovers import WELL_KNOWN_ONLY, LeftoverMarkers
 from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener, opener_rest, opener_trigger
 from .reasoning import prefill, reasoning_head
 from .request import ParseRequest
@@ -59,6 +60,9 @@ class GeneratedParser:
     # values); while a call is incomplete its arguments are then held back.
     convert_args: Callable[[str, str], str] | None = None
     id_format: str = "openai"  # how ids are generated for calls written without one (analysis.id_format)
+    # The markup a reply's content must not hold unread (a warning for each find; reading/leftovers.py): set by
+    # build.py for every parser, generic or dedicated, from the analysis, the request and the triggers.
+    leftovers: LeftoverMarkers = WELL_KNOWN_ONLY
 
 
 def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -158,8 +162,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         if bare in triggers and bare[0] in "{[`":
             # Bare-JSON formats (no markers) and code fences: a bracket or fence that starts something call-like
             # but did not parse is reported; any other bracket or fence (a code block in the answer) is just text.
-            name_key = f'"{field_key(fmt.name_field)}"' if fmt.name_field else '"'
-            looks_like_call = p.space() + p.optional(p.literal("{") + p.space()) + name_key
+            # Call-like: the name key, its string and then the arguments key (or the arguments key first); an object
+            # that merely has a "name" member (`{"name": "Alice", "age": 3}`) is JSON an answer quotes.
+            looks_like_call = p.space() + p.optional(p.literal("{") + p.space()) + _call_like(fmt)
             if bare == FENCE:
                 looks_like_call = language_tag() + p.space() + p.choice("[", "{") + looks_like_call
             items.insert(-1, p.tag(tags.UNPARSED, p.literal(bare) + p.peek(looks_like_call)))
@@ -212,6 +217,18 @@ COMMON_STOPS = (
     "<｜end▁of▁sentence｜>",
     "<end_of_turn>",
 )
+
+
+def _call_like(fmt: ToolFormat) -> p.Parser:
+    """The start of a JSON object that reads as a call of this format: its name key with a string, then its arguments
+    key (either order); any key where the format has no name field (the name is the key)."""
+    if not fmt.name_field:
+        return p.literal('"')
+    colon = p.space() + ":" + p.space()
+    name = p.literal(f'"{field_key(fmt.name_field)}"') + colon
+    keys = dict.fromkeys((field_key(fmt.args_field), *ARGUMENT_KEYS))
+    args = p.choice(*(p.literal(f'"{key}"') for key in keys if key))
+    return p.choice(name + p.json_string() + p.space() + "," + p.space() + args, args + colon)
 
 
 def _call_markers(triggers: list[str], pythonic: PythonicParser | None) -> list[str]:
@@ -334,7 +351,9 @@ def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.
         # rather than re-reading all calls of a long run; whitespace up to the next call is still part of it.
         lone = wrapped + p.optional(p.space() + p.peek(p.literal(per_start)))
     elif json_native:
-        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=not sec_start, rest=stops)
+        # (a code fence is no marker: JSON in it is a call of an undeclared tool only in the call's exact shape)
+        bare = not sec_start or is_fence(sec_start)
+        calls = json_calls(fmt, request.tools, undeclared=undeclared, bare=bare, rest=stops)
     else:
         single = dict_calls(tools, request) if dict_args else tagged_calls(tools, request)
         call = recover_call(p.tag(tags.TOOL, single), stops, balanced=brackets, closers=(tools.function.close,))

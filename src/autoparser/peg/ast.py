@@ -86,6 +86,10 @@ class AstNode:
         """The matched text."""
         return self._source.text[self.start : self.end]
 
+    def source_text(self, start: int, end: int) -> str:
+        """The input between ``start`` and ``end``: what surrounds the node (markup a parser consumed untagged)."""
+        return self._source.text[start:end]
+
     def walk(self) -> Iterator[AstNode]:
         """This node and all descendants, pre-order."""
         stack = [self]

@@ -120,6 +120,7 @@ class MessageBuilder:
         "convert_args",
         "held",
         "id_position",
+        "last_end",
         "offset",
         "reasoning",
         "warnings",
@@ -137,11 +138,13 @@ class MessageBuilder:
         self.warnings: list[ParseWarning] = []
         self.after_call = False
         self.held = False  # the unsettled tail reached a node shown only once final: what follows waits too
+        self.last_end = offset  # where the last node folded ends (text between it and the next was markup)
 
     def fork(self) -> MessageBuilder:
         """An empty builder continuing from this one's state (for the unsettled tail)."""
         other = MessageBuilder(self.offset, self.id_position, self.convert_args)
         other.after_call = self.after_call
+        other.last_end = self.last_end
         return other
 
     def add(self, node: AstNode) -> None:
@@ -161,7 +164,8 @@ class MessageBuilder:
             self.after_call = False  # it carries its own warning
             text = node.text
             self.content.append(text)
-            self._warn(node, f"{text!r} did not start a valid tool call")
+            if node.source_text(node.start - 1, node.start) != "`":  # (`<tool_call>` in backticks is a mention)
+                self._warn(node, f"{text!r} did not start a valid tool call")
         elif tag == tags.DROPPED:
             self._warn(node, f"left out of the message (nothing the client can use): {node.text!r}")
         elif tag == tags.STRAY:
@@ -185,8 +189,18 @@ class MessageBuilder:
                 self.after_call = True
             elif not node.is_partial or node.broken:  # not a usable call: never drop its text
                 self.content.append(node.text)
-                if not notes:
+                if not notes and not self._bare(node):
                     self._warn(node, "a tool call without a known name")
+        self.last_end = max(self.last_end, node.end)
+
+    def _bare(self, node: AstNode) -> bool:
+        """Whether a JSON object or array that is not a call came bare, right after text or at the start: no marker
+        announced it, so it is JSON the answer quotes (`{"a": 1}` to a Llama 3 parser, whose calls have no marker),
+        not a call that failed. One after a marker (`<tool_call>{"a": 1}`) or inside a list the parser read (its
+        brackets were consumed as the list's) warns."""
+        if node.text[:1] not in "{[":
+            return False
+        return not node.source_text(self.last_end, node.start).strip(WHITESPACE)
 
     def add_live(self, node: AstNode) -> LiveCall | None:
         """Fold a node of the unsettled tail; a call comes back as a :class:`LiveCall` instead of being kept.

@@ -29,6 +29,7 @@ from ..parser import tags
 from ..parser.assemble import GeneratedParser
 from ..peg import AstNode, ParseResult, TextBuffer
 from .json_args import JsonView
+from .leftovers import leftover_warnings
 from .mapper import WHITESPACE, LiveCall, MessageBuilder, final_count, map_raw
 
 __all__ = ["StreamParser", "parse_output"]
@@ -49,7 +50,9 @@ def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False
     message = _with_ids(map_raw(result, offset, generated.id_position, generated.convert_args)[0], generated.id_format)
     if partial:
         return message
-    return _request_warnings(generated, message, len(text))
+    message = _request_warnings(generated, message, len(text))
+    leftovers = leftover_warnings(generated.leftovers, result.nodes, result.text, offset)
+    return dataclasses.replace(message, warnings=(*message.warnings, *leftovers)) if leftovers else message
 
 
 def _with_ids(message: ChatMessage, id_format: str) -> ChatMessage:
@@ -311,6 +314,7 @@ class StreamParser:
         if not partial:
             has_calls = bool(builder.calls)
             warnings += _request_warning_list(self._generated, has_calls, len(self._buffer) - self._builder.offset)
+            warnings += leftover_warnings(self._generated.leftovers, nodes, result.text, self._builder.offset)
         if warnings:
             self._warnings.extend(warnings)
         self._leaf = self._open_leaf(result) if partial else None

@@ -5,7 +5,8 @@
 * :mod:`.content_format` — does the template read content as a string or as a list of parts (vLLM's rule);
 * :mod:`.profile` — per template, learned once: content shape per role, media, developer role, argument shape,
   call id format;
-* :mod:`.messages` — the messages normalised by the profile;
+* :mod:`.messages` — the messages normalised by the profile (and which texts the rendered prompt left out);
+* :mod:`.json_data` — request data that prints as JSON, never as a Python repr;
 * :mod:`.call_ids` — client call ids mapped into the template's id format;
 * :mod:`.tools` — the tools checked, and completed with OpenAI's defaults where a template needs them.
 
@@ -13,7 +14,7 @@ docs/requests.md says what is normalised and why, and how the prompts compare wi
 """
 
 from .content_format import ContentFormat, content_format
-from .messages import NormalizedMessages, normalize_messages
+from .messages import NormalizedMessages, left_out, normalize_messages
 from .profile import RequestProfile, request_profile
 from .tools import check_tools, missing_defaults, with_defaults
 
@@ -23,6 +24,7 @@ __all__ = [
     "RequestProfile",
     "check_tools",
     "content_format",
+    "left_out",
     "missing_defaults",
     "normalize_messages",
     "request_profile",

@@ -33,9 +33,10 @@ from typing import Any
 
 from ..errors import RequestError
 from .call_ids import IdMap
+from .json_data import as_json_data
 from .profile import ASSISTANT_WITH_CALLS, RequestProfile, media_kind
 
-__all__ = ["NormalizedMessages", "normalize_messages"]
+__all__ = ["NormalizedMessages", "left_out", "normalize_messages"]
 
 # Part types whose text is read as text (vLLM's TEXT_PART_TYPES), and the field holding it.
 _TEXT_FIELDS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
@@ -84,6 +85,7 @@ def normalize_messages(
         result.messages.append(item)
     if developer_converted:
         result.messages = _merge_system(result.messages)
+    result.messages = [as_json_data(message) for message in result.messages]  # printed as JSON, never a repr
     return result
 
 
@@ -225,3 +227,34 @@ def _merge_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if content:
             texts.append(content)
     return [{"role": "system", "content": "\n\n".join(texts)}, *rest]
+
+
+def left_out(messages: Sequence[Mapping[str, Any]], prompt: str) -> list[str]:
+    """A note for each message whose text the rendered ``prompt`` does not hold: the template left it out (DeepSeek
+    V3.2 drops ``developer`` messages, some templates drop the system message or the text of a turn with calls).
+    The client should know: the model never sees it. A text counts as shown when it is in the prompt trimmed, or
+    each of its lines is (templates trim and re-indent)."""
+    notes: list[str] = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, str):
+            texts = [content]
+        elif isinstance(content, list | tuple):
+            texts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        else:
+            continue
+        missing = [text for text in texts if text.strip() and not _shown(text, prompt)]
+        if missing:
+            excerpt = " ".join(missing[0].split())
+            excerpt = excerpt if len(excerpt) <= 60 else excerpt[:57] + "..."
+            notes.append(
+                f"messages[{index}] ({message.get('role')}): the template leaves its text out of the prompt "
+                f"({excerpt!r}): the model will not see it"
+            )
+    return notes
+
+
+def _shown(text: str, prompt: str) -> bool:
+    if text.strip() in prompt:
+        return True
+    return all(line.strip() in prompt for line in text.splitlines() if line.strip())

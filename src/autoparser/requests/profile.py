@@ -122,12 +122,12 @@ def _conversation(role: str, content: Any) -> list[dict[str, Any]]:
     return messages
 
 
-def _render(renderer: ProbeRenderer, role: str, content: Any) -> str | None:
+def _render(renderer: ProbeRenderer, role: str, content: Any, tools: list[dict[str, Any]] | None = None) -> str | None:
     """The probe rendered with ``content`` for ``role`` (without the system message if the template refuses it)."""
     messages = _conversation(role, content)
-    out = renderer.render(messages, add_generation_prompt=True)
+    out = renderer.render(messages, tools, add_generation_prompt=True)
     if out is None and role != "system":
-        out = renderer.render(messages[1:], add_generation_prompt=True)
+        out = renderer.render(messages[1:], tools, add_generation_prompt=True)
     return out
 
 
@@ -135,16 +135,32 @@ def _text(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
+_PROBE_TOOL = {"type": "function", "function": {"name": "tool1", "description": "Tool 1", "parameters": _PROBE_SCHEMA}}
+
+
 def _renders_parts(renderer: ProbeRenderer, role: str) -> bool:
-    out = _render(renderer, role, [_text(_PART_A), _text(_PART_B)])
-    return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
+    """Whether ``role`` shows both text parts and no printed list — with tools as well, and as the first message
+    of a conversation without a system message: Llama 4 moves the first user message into its tool preamble as
+    ``messages[0]['content']|trim``, printing the parts as a Python list."""
+    parts = [_text(_PART_A), _text(_PART_B)]
+    out = _render(renderer, role, parts)
+    if out is None or not _shows_parts(out):
+        return False
+    renders = [_render(renderer, role, parts, [_PROBE_TOOL])]
+    if role != "system":
+        renders.append(renderer.render(_conversation(role, parts)[1:], [_PROBE_TOOL], add_generation_prompt=True))
+    return all(r is None or _shows_parts(r) for r in renders)  # (a template that cannot render tools: no matter)
+
+
+def _shows_parts(out: str) -> bool:
+    return _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
 
 
 def _render_with_calls(renderer: ProbeRenderer, content: Any, object_arguments: bool) -> str | None:
     """A conversation whose assistant turn has ``content`` and a call, then the result and an answer."""
     arguments: Any = {"arg": "value"} if object_arguments else '{"arg": "value"}'
     call = {"id": "call00001", "type": "function", "function": {"name": "tool1", "arguments": arguments}}
-    tool = {"type": "function", "function": {"name": "tool1", "description": "Tool 1", "parameters": _PROBE_SCHEMA}}
+    tool = _PROBE_TOOL
     messages = [
         {"role": "user", "content": "Hello"},
         {"role": "assistant", "content": content, "tool_calls": [call]},

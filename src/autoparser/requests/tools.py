@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import RequestError
+from .json_data import as_json_data
 
 __all__ = ["EMPTY_PARAMETERS", "check_tools", "missing_defaults", "with_defaults"]
 
@@ -50,20 +51,40 @@ def check_tools(tools: Any) -> list[dict[str, Any]] | None:
             function = {k: v for k, v in function.items() if not (k in _OPTIONAL and v is None)}
             tool = {**tool, "function": function} if "function" in tool else function
         checked.append(dict(tool))
-    return checked
+    return as_json_data(checked)  # (printed as JSON where a template prints a tool: json_data.py)
 
 
 def missing_defaults(tools: Sequence[Mapping[str, Any]] | None) -> bool:
     """Whether some tool lacks a field :func:`with_defaults` would add."""
-    return any(k not in tool.get("function", tool) for tool in tools or () for k in _OPTIONAL)
+    for tool in tools or ():
+        function = tool.get("function", tool)
+        if any(k not in function for k in _OPTIONAL) or any(
+            "description" not in spec for spec in _properties(function).values()
+        ):
+            return True
+    return False
 
 
 def with_defaults(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of the tools with ``description: ""`` and an empty object schema where they have none."""
+    """Copies of the tools with ``description: ""`` and an empty object schema where they have none, and
+    ``description: ""`` for each parameter without one (Command R+ prints every parameter's description)."""
     completed: list[dict[str, Any]] = []
     for tool in tools:
         function = dict(tool.get("function", tool))
         function.setdefault("description", "")
         function.setdefault("parameters", dict(EMPTY_PARAMETERS, properties={}))
+        properties = _properties(function)
+        if any("description" not in spec for spec in properties.values()):
+            filled = {name: {**spec, "description": spec.get("description", "")} for name, spec in properties.items()}
+            function["parameters"] = {**function["parameters"], "properties": filled}
         completed.append({**tool, "function": function} if "function" in tool else function)
-    return completed
+    return as_json_data(completed)
+
+
+def _properties(function: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The parameters' property schemas that are objects (a schema sent as JSON text is left as it is)."""
+    parameters = function.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return {}
+    return {name: spec for name, spec in properties.items() if isinstance(spec, Mapping)}
