@@ -15,14 +15,12 @@ from typing import Any
 import pytest
 
 from autoparser import ChatTemplate, bundled_templates
-from autoparser.analysis.diff import common_prefix_len
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
-from autoparser.errors import TemplateError
-from autoparser.parser.reasoning import prefill
+from autoparser.check.cases import CaseSet
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
-from ..support.helpers import STOP_TOKENS, WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
+from ..support.helpers import WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
 
 USER = [{"role": "user", "content": "Weather?"}]
 CALL_ID = "call00001"  # Mistral templates insist on 9 alphanumerics
@@ -31,10 +29,9 @@ TOOLS = [WEATHER_TOOL]
 
 def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> str | None:
     """What the model writes for this call: the template's own rendering of it (see ``rendered_call``), or, where
-    the rendered history does not continue the prompt (the generation prompt opened a reasoning block that history
-    turns drop), the rendered turn after the part of its header the generation prompt already wrote, with the open
-    reasoning block closed first; for command-r-plus (its instructions follow the whole history), the call as its
-    template writes it."""
+    the rendered history does not continue the prompt, what ``autoparser check`` cuts out of the rendered turn (the
+    header the prompt wrote left out, a reasoning block it opened closed first); for command-r-plus (its
+    instructions follow the whole history), the call as its template writes it."""
     if tmpl.name.startswith("CohereForAI-c4ai-command-r-plus"):
         parameters = json.dumps(arguments, indent=4).replace("\n", "\n        ")
         call_object = f'{{\n        "tool_name": "{name}",\n        "parameters": {parameters}\n    }}'
@@ -42,45 +39,10 @@ def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> st
     output = rendered_call(tmpl, USER, TOOLS, name, arguments, call_id=CALL_ID)
     if output is not None:
         return output
-    call = {"id": CALL_ID, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-    try:
-        chat = tmpl.apply(USER, tools=TOOLS, enable_thinking=True, parallel_tool_calls=False)
-        base = tmpl.apply(
-            USER, tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
-        ).prompt
-        turn = [*USER, {"role": "assistant", "content": "", "tool_calls": [call]}]
-        full = tmpl.apply(
-            turn, tools=TOOLS, add_generation_prompt=False, enable_thinking=True, parallel_tool_calls=False
-        ).prompt
-    except TemplateError:
+    # The check's own rendering of the turn: the header the prompt wrote cut off, a block it opened closed first.
+    text = CaseSet(tmpl, USER, TOOLS).render_calls([(name, arguments)])
+    if text is None:
         return None
-    if not full.startswith(base):
-        return None
-    text = full[len(base) :]
-    reasoning = tmpl.analysis.reasoning
-    tail = prefill(chat.generation_prompt, reasoning)
-    header = chat.generation_prompt[: len(chat.generation_prompt) - len(tail)]
-    shared = common_prefix_len(header, text)
-    while shared < len(header) and shared and text[shared - 1] not in "\n>":
-        shared -= 1  # stop at a marker boundary, not inside a marker both happen to start alike
-    text = text[shared:]
-    plain = tmpl.apply(
-        [*USER, {"role": "assistant", "content": "END_MARK"}],
-        tools=TOOLS,
-        add_generation_prompt=False,
-        enable_thinking=True,
-        parallel_tool_calls=False,
-    )
-    end_of_turn = plain.prompt.partition("END_MARK")[2]
-    if end_of_turn.strip() and text.endswith(end_of_turn):
-        text = text[: -len(end_of_turn)]
-    text = text[: min((i for i in (text.find(t) for t in STOP_TOKENS) if i >= 0), default=len(text))]
-    start, end = reasoning.start.strip(), reasoning.end.strip()
-    if tail and end and end not in tail:  # the generation prompt left a reasoning block open: close it first
-        text = text.lstrip()
-        if start and text.startswith(start):
-            text = text[len(start) :].lstrip()
-        text = "Let me call the tool." + (text if text.startswith(end) else end + "\n" + text)
     values = [json.dumps(v) if not isinstance(v, str) else v for v in arguments.values()]
     return text if name in text and all(v in text for v in values) else None
 

@@ -318,10 +318,20 @@ class CaseSet:
     """Every case of :data:`CASES` rendered by one template: :attr:`cases` and, for those it cannot render,
     :attr:`gaps` (case → what was observed). Computed on first use."""
 
-    def __init__(self, template: ChatTemplate) -> None:
+    def __init__(
+        self,
+        template: ChatTemplate,
+        conversation: list[dict[str, Any]] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """``conversation`` and ``tools``: the request the turns answer (default: :data:`USER` and :data:`TOOLS`, or
+        what of them the template can render)."""
         self.template = template
         self.name = template.name.removesuffix(".jinja")
-        self.conversation, self.tools = self._request()
+        if conversation is None:
+            self.conversation, self.tools = self._request()
+        else:
+            self.conversation, self.tools = conversation, tools
 
     # --- the request ------------------------------------------------------------------------------------------------
 

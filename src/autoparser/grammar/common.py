@@ -114,12 +114,17 @@ def _optional_block_start(analysis: TemplateAnalysis, request: ParseRequest) -> 
 
 def reasoning_after_prompt(analysis: TemplateAnalysis, request: ParseRequest) -> p.Parser:
     """What a whole-output grammar allows between the generation prompt and the answer: the rest of a reasoning
-    block the prompt opened, an optional block where the template reasons, nothing where the prompt closed it."""
+    block the prompt opened, an optional block where the template reasons, and where the prompt closed it, at most
+    that closer again (a model used to the block left open writes it; the parser reads it as the empty block)."""
     reasoning = analysis.reasoning
     end = core(reasoning.end)
     tail = prefill(request.generation_prompt, reasoning)
+    if tail and end and end in tail:  # the prompt opened and closed the block
+        return p.optional(p.space() + p.literal(end)) + p.space()
     if tail:
-        return p.space() if not end or end in tail else p.until(end) + p.literal(end) + p.space()
+        return p.space() if not end else p.until(end) + p.literal(end) + p.space()
+    if end and reasoning.mode is not ReasoningMode.NONE and request.generation_prompt.rstrip().endswith(end):
+        return p.optional(p.space() + p.literal(end)) + p.space()
     start = _optional_block_start(analysis, request)
     if start is None:
         return p.eps()
