@@ -33,6 +33,7 @@ DECLARED = [function_tool("get_weather", SCHEMA)]
 ELSEWHERE = {
     "LFM2-8B-A1B",
     "LFM2.5-Instruct",
+    "hfjs-LiquidAI-LFM2.5-VL-450M",
     "openbmb-MiniCPM3-4B",
     "google-ai-edge-LiteRT-LM-Gemma3n",
     "MiroThinker",

@@ -207,12 +207,16 @@ def json_calls(
 
 
 def _call_shape(fmt: ToolFormat) -> p.Parser | None:
-    """A lookahead for ``{"name": "...", "arguments": {...}}`` (either order, nothing else; the name and arguments
-    keys as :func:`json_call` reads them), or None where the layout is not that simple (nested function object,
-    name as key)."""
+    """A lookahead for ``{"name": "...", "arguments": {...}}`` (either order, and the template's id member before or
+    after them where it writes one; nothing else; the keys as :func:`json_call` reads them), or None where the
+    layout is not that simple (nested function object, name as key)."""
     if fmt.fun_name_is_key or not fmt.name_field or not fmt.args_field or "." in fmt.name_field + fmt.args_field:
         return None
     name = _keys_then_colon(_with_aliases(fmt.name_field, NAME_KEYS)) + p.json_string()
     args = _keys_then_colon(_with_aliases(fmt.args_field, ARGUMENT_KEYS)) + p.json_object()
     sep = p.space() + "," + p.space()
-    return p.peek("{" + p.space() + p.choice(name + sep + args, args + sep + name) + p.space() + "}")
+    members = p.choice(name + sep + args, args + sep + name)
+    if fmt.id_field and "." not in fmt.id_field:  # the id the template writes with each call (cogito's `"id"`)
+        call_id = _keys_then_colon((fmt.id_field,)) + p.json_string()
+        members = p.optional(call_id + sep) + members + p.optional(sep + call_id)
+    return p.peek("{" + p.space() + members + p.space() + "}")
