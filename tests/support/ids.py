@@ -7,7 +7,11 @@ import re
 
 from autoparser import ChatMessage, ChatTemplate, ToolCall
 
-ID_SHAPES = {"openai": re.compile(r"call_[A-Za-z0-9]{24}"), "alnum9": re.compile(r"[A-Za-z0-9]{9}")}
+ID_SHAPES = {
+    "openai": re.compile(r"call_[A-Za-z0-9]{24}"),
+    "alnum9": re.compile(r"[A-Za-z0-9]{9}"),
+    "named": re.compile(r"call_[A-Za-z0-9]{24}"),  # (the model writes functions.NAME:IDX; a generated one is OpenAI's)
+}
 
 
 def generated_ids_ok(message: ChatMessage, template: str | ChatTemplate) -> bool:

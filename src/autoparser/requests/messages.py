@@ -10,7 +10,11 @@ that would print something the model never should see; those departures are mark
   ``{"type": "image"}`` (or audio, video) with its extra fields, and only where the template shows it; anywhere else
   it is a :class:`~autoparser.errors.RequestError` naming the part *(vLLM: inserts its own placeholders for
   multimodal models, or hands parts to roles the template prints as a Python list; sends ``""`` for null)*.
-* **Tool results** take a string (text parts joined), as vLLM gives them.
+* **Tool results** take a string (text parts joined), as vLLM gives them — or parts, where the template iterates
+  over a result and would print a string character by character (Command A Reasoning, reading a list of
+  documents) — and the ``name`` of the call they
+  answer where the client sent none and the template cannot do without it (Functionary v2 writes it: vLLM's
+  request raises there).
 * **Past tool calls.** ``arguments`` sent as JSON text become objects for templates that read objects; templates
   that print arguments as text get text (an object is serialised) *(vLLM: always objects, which such templates print
   as a Python dict or fail on)*. Empty arguments are ``{}``; text that is not a JSON object stays as sent, with a
@@ -64,6 +68,7 @@ def normalize_messages(
     ids = IdMap(profile.id_format)
     result = NormalizedMessages([])
     developer_converted = False
+    names = _call_names(messages)
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         if not isinstance(message, Mapping):
@@ -81,6 +86,8 @@ def normalize_messages(
         if role == "assistant":
             _assistant(item, profile, ids, where, result.warnings)
         elif role == "tool" and isinstance(item.get("tool_call_id"), str):
+            if profile.tool_result_names and not item.get("name") and item["tool_call_id"] in names:
+                item["name"] = names[item["tool_call_id"]]  # the function it answers (Functionary v2 writes it)
             item["tool_call_id"] = ids.map(item["tool_call_id"])
         result.messages.append(item)
     if developer_converted:
@@ -89,12 +96,31 @@ def normalize_messages(
     return result
 
 
+def _call_names(messages: Sequence[Any]) -> dict[str, str]:
+    """The function name of every call id the conversation's assistant turns hold: a tool result OpenAI clients send
+    without a ``name`` gets its call's (templates that write the function a result answers read it)."""
+    names: dict[str, str] = {}
+    for message in messages:
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        for call in calls if isinstance(calls, list | tuple) else ():
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if (
+                isinstance(function, Mapping)
+                and isinstance(call.get("id"), str)
+                and isinstance(function.get("name"), str)
+            ):
+                names.setdefault(call["id"], function["name"])
+    return names
+
+
 def _content(content: Any, role: str, profile: RequestProfile, where: str, template_name: str) -> Any:
     if content is not None and not isinstance(content, str | list | tuple):
         raise RequestError(
             f"{where}.content", f"must be a string, a list of parts or null, got {type(content).__name__}"
         )
     as_parts = role in profile.parts_roles and role != "tool"
+    if role == "tool" and profile.tool_result_parts:  # a string would be read character by character
+        as_parts = True
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if as_parts else content
     parts: list[dict[str, Any]] = []

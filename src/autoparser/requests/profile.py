@@ -55,6 +55,8 @@ class RequestProfile:
     id_format: str = "openai"
     reasoning_in_blocks: bool = False
     null_content_with_calls: bool = False  # an assistant turn with calls keeps content None (see _prefers_null)
+    tool_result_names: bool = False  # a tool result gets its call's function name (the template needs it)
+    tool_result_parts: bool = False  # a tool result goes in as text parts (see _splits_tool_results)
 
 
 def request_profile(template: AnalysedTemplate) -> RequestProfile:
@@ -106,6 +108,10 @@ def _profile(key: _Key) -> RequestProfile:
         id_format=analysis.id_format,
         reasoning_in_blocks=analysis.reasoning.in_content_blocks,
         null_content_with_calls=_prefers_null(ProbeRenderer(template), analysis.capabilities.supports_object_arguments),
+        tool_result_names=analysis.capabilities.needs_tool_result_name,
+        tool_result_parts=_splits_tool_results(
+            ProbeRenderer(template), analysis.capabilities.supports_object_arguments
+        ),
     )
 
 
@@ -156,24 +162,40 @@ def _shows_parts(out: str) -> bool:
     return _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
 
 
-def _render_with_calls(renderer: ProbeRenderer, content: Any, object_arguments: bool) -> str | None:
-    """A conversation whose assistant turn has ``content`` and a call, then the result and an answer."""
+def _render_with_calls(
+    renderer: ProbeRenderer, content: Any, object_arguments: bool, result: Any = "Result"
+) -> str | None:
+    """A conversation whose assistant turn has ``content`` and a call, then the ``result`` and an answer."""
     arguments: Any = {"arg": "value"} if object_arguments else '{"arg": "value"}'
     call = {"id": "call00001", "type": "function", "function": {"name": "tool1", "arguments": arguments}}
     tool = _PROBE_TOOL
     messages = [
         {"role": "user", "content": "Hello"},
         {"role": "assistant", "content": content, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call00001", "content": "Result"},
+        {"role": "tool", "tool_call_id": "call00001", "content": result},
         {"role": "assistant", "content": "Done"},
         {"role": "user", "content": "Bye"},
     ]
-    return renderer.render(messages, [tool], add_generation_prompt=True)
+    out = renderer.render(messages, [tool], add_generation_prompt=True)
+    if out is None:  # a template that renders calls only after reasoning (Command A Reasoning)
+        messages[1]["reasoning_content"] = "Reasoning"
+        out = renderer.render(messages, [tool], add_generation_prompt=True)
+    return out
 
 
 def _renders_parts_with_calls(renderer: ProbeRenderer, object_arguments: bool) -> bool:
     out = _render_with_calls(renderer, [_text(_PART_A), _text(_PART_B)], object_arguments)
     return out is not None and _PART_A in out and _PART_B in out and not any(r in out for r in _LIST_REPRS)
+
+
+def _splits_tool_results(renderer: ProbeRenderer, object_arguments: bool) -> bool:
+    """Whether a tool result given as a string does not reach the prompt whole while the same text as a part does:
+    the template iterates over the result (Command A Reasoning reads a list of documents) and would print a string
+    one character at a time."""
+    text = f"{_PART_A} {_PART_B}"
+    as_string = _render_with_calls(renderer, "", object_arguments, text)
+    as_parts = _render_with_calls(renderer, "", object_arguments, [_text(text)])
+    return as_string is not None and text not in as_string and as_parts is not None and text in as_parts
 
 
 def _prefers_null(renderer: ProbeRenderer, object_arguments: bool) -> bool:

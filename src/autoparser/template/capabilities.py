@@ -44,6 +44,9 @@ class TemplateCapabilities:
     supports_parallel_tool_calls: bool = True
     supports_object_arguments: bool = False
     supports_preserve_reasoning: bool = False
+    # A tool result renders only with the ``name`` of the function it answers (Functionary v2 writes it; OpenAI
+    # clients send none): the request layer then passes the call's name along.
+    needs_tool_result_name: bool = False
 
     def to_dict(self) -> dict[str, bool]:
         return asdict(self)
@@ -100,7 +103,9 @@ def probe_capabilities(renderer: ProbeRenderer) -> TemplateCapabilities:
     assistant = {"role": "assistant", "content": "Assistant message", "reasoning_content": "Reasoning"}
     history = _tracked(renderer, [_USER, assistant, _USER], None)
     flags["supports_preserve_reasoning"] = history is not None and (
-        history.used("messages[1].reasoning_content") or history.used("messages[1].thinking")
+        history.used("messages[1].reasoning_content")
+        or history.used("messages[1].thinking")
+        or history.used("messages[1].reasoning")
     )
     flags.update(_probe_tools(renderer))
     return TemplateCapabilities(**flags)
@@ -132,6 +137,7 @@ def _probe_tools(renderer: ProbeRenderer) -> dict[str, bool]:
             break
     if log is None:
         return flags | {"supports_tools": False, "supports_tool_calls": False, "supports_parallel_tool_calls": False}
+    flags["needs_tool_result_name"] = named
     flags["supports_tools"] = log.used("tools[0].function.name")
     flags["supports_tool_calls"] = log.used("messages[1].tool_calls")
     if not flags["supports_tool_calls"]:

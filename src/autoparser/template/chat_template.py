@@ -27,7 +27,8 @@ from .limits import DEFAULT_LIMITS, LimitExceeded, RenderLimits
 __all__ = ["JinjaChatTemplate", "bundled_templates", "with_reasoning_aliases"]
 
 _BUNDLE = "autoparser.templates"
-# Names under which a message's reasoning may arrive; templates read `reasoning_content` or `thinking`.
+# Names under which a message's reasoning may arrive; templates read `reasoning_content`, `thinking` or `reasoning`
+# (vLLM's newer name: MiniCPM-V 4.5 and Solar Open read it).
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
@@ -49,7 +50,7 @@ def with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[s
         item = copy.deepcopy(dict(message))
         reasoning = next((item[k] for k in _REASONING_FIELDS if item.get(k) is not None), None)
         if reasoning is not None:
-            item = {"thinking": reasoning, **item, "reasoning_content": reasoning}
+            item = {"thinking": reasoning, "reasoning": reasoning, **item, "reasoning_content": reasoning}
         prepared.append(item)
     return prepared
 
