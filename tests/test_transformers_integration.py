@@ -39,6 +39,7 @@ INEXPRESSIBLE = {
     # Python calls in a code fence: transformers has no content parser for them.
     "google-ai-edge-LiteRT-LM-Gemma3n": "Python calls with keyword arguments",
     "openbmb-MiniCPM3-4B": "Python calls with keyword arguments",
+    "hfjs-LiquidAI-LFM2.5-VL-450M": "Python calls with keyword arguments",
 }
 
 
