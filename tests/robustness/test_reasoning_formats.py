@@ -16,7 +16,7 @@ import pytest
 from autoparser import ChatTemplate, bundled_templates
 from autoparser.parser.request import REASONING_FORMATS
 
-from ..support.outputs import USER, outputs, request_tools
+from ..support.outputs import USER, conversation, outputs, request_tools
 from .promises import char_chunks, check_stream, random_chunks
 
 TEMPLATES = bundled_templates()
@@ -54,7 +54,9 @@ def test_stream_equals_parse_for_every_reasoning_format(template: str) -> None:
     failures = []
     for reasoning_format in REASONING_FORMATS:
         for thinking in (True, False):
-            params = tmpl.apply(USER, tools=tools, reasoning_format=reasoning_format, enable_thinking=thinking)
+            params = tmpl.apply(
+                conversation(template), tools=tools, reasoning_format=reasoning_format, enable_thinking=thinking
+            )
             where = f"{reasoning_format}/thinking={thinking}"
             for text in _edge_texts(template):
                 failures += [f"{where} {text!r}: {f}" for f in check_stream(params, char_chunks(text))]

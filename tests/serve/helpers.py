@@ -12,7 +12,7 @@ from autoparser.message import ParseWarning
 from autoparser.serve import apply_request, parse_chat_request
 from autoparser.template.environment import variables_read
 from tests.support.ids import ID_SHAPES
-from tests.support.outputs import USER, request_tools
+from tests.support.outputs import conversation, request_tools
 
 __all__ = [
     "accumulate",
@@ -27,7 +27,8 @@ def output_request(template: str, key: str, **fields: Any) -> dict[str, Any]:
     """The chat request the recorded outputs of ``template`` answer (tests/support/outputs.py's ``chat()``: its
     tools, parallel calls, thinking on), with ``key`` in the user's message so the upstream double finds the
     script."""
-    messages = [{**USER[0], "content": f"{USER[0]['content']} [{key}]"}]
+    *before, question = conversation(template)  # (a system message first where the template needs one)
+    messages = [*before, {**question, "content": f"{question['content']} [{key}]"}]
     body: dict[str, Any] = {
         "model": template,
         "messages": messages,

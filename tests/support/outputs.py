@@ -49,6 +49,7 @@ __all__ = [
     "call_message",
     "case_set",
     "chat",
+    "conversation",
     "gaps",
     "markers",
     "outputs",
@@ -69,6 +70,12 @@ def chat(template: str) -> ChatParams:
     """The request every output of ``template`` answers (tools offered, reasoning extracted; no tools for a template
     that cannot render any)."""
     return case_set(template).params
+
+
+def conversation(template: str) -> list[dict[str, Any]]:
+    """The conversation every output of ``template`` answers: :data:`USER`, after a system message where the
+    template cannot render a user turn alone (ShieldGemma)."""
+    return case_set(template).conversation
 
 
 def request_tools(template: str) -> list[dict[str, Any]] | None:
