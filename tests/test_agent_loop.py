@@ -347,10 +347,8 @@ def reference(template: str, output: Output, message: ChatMessage, ending: str) 
     if tmpl.capabilities.needs_tool_result_name:  # a result names its function for the template (as apply() does)
         names = {call["id"]: call["function"]["name"] for call in source["tool_calls"]}
         messages = [m | {"name": names[m["tool_call_id"]]} if m["role"] == "tool" else m for m in messages]
-    if request_profile(tmpl).tool_result_parts:  # results as parts where a string would be split (as apply() does)
-        messages = [
-            m | {"content": [{"type": "text", "text": m["content"]}]} if m["role"] == "tool" else m for m in messages
-        ]
+    if request_profile(tmpl).tool_result_list:  # a result in a list where a string would be split (as apply() does)
+        messages = [m | {"content": [m["content"]]} if m["role"] == "tool" else m for m in messages]
     messages = as_json_data(messages)
     rendered = _render(tmpl, messages, generation=True)
     before = _render(tmpl, USER)

@@ -33,6 +33,16 @@ CANNOT = {
     "meta-llama-Llama-3.3-70B-Instruct": "only supports single tool-calls",
     "google-ai-edge-LiteRT-LM-Gemma3n": "can only concatenate str",  # joins argument values as strings: 2 raises
     "openai-gpt-oss-120b": "Cannot pass both content and thinking",  # a turn with calls holds one or the other
+    # Chat templates of models without tools: a tool turn, or a system message, is no role they know.
+    "axolotl-nemotron_h": "Unexpected role: tool",
+    "axolotl-pixtral": "roles must alternate",
+    "hfjs-codellama-CodeLlama-70b-Instruct-hf": "roles must alternate",
+    "ollama-llama2-7b": "roles must alternate",
+    "ollama-index-starcoder2-instruct": "System messages are not allowed",
+    "hfjs-CohereForAI-c4ai-command-r-v01": "'NoneType' object is not iterable",  # tools in Cohere's own format only
+    "trl-idefics3": "has no element 0",  # reads every message's first content part: a calling turn has none
+    # Renders calls only after reasoning: a calling turn without it reads `message.content[0].thinking` of a string.
+    "hfjs-CohereLabs-command-a-reasoning-08-2025": "has no element 0",
 }
 # Templates transformers cannot render whatever the request, which autoparser's renderer does (template/environment.py).
 RENDERER_LENIENT = {"llama-cpp-deepseek-r1": "tools | map(...) | tojson: transformers cannot serialise the generator"}
@@ -89,8 +99,8 @@ def test_parity_table_in_docs_is_current() -> None:
 def test_most_requests_match_vllm_exactly() -> None:
     """A floor, so that a change that quietly stops matching vLLM shows up as a number, not only as new reasons."""
     counts = {s: sum(1 for t, v in PAIRS if parity.verdict(t, v).status == s) for s in ("same", "fixed", "raises")}
-    assert counts["same"] >= 400, counts
-    assert counts["raises"] <= 135, counts
+    assert counts["same"] >= 780, counts
+    assert counts["raises"] <= 250, counts  # (the 134 templates include 35 plain chat ones: no tools, no tool turns)
 
 
 def test_oracle_sees_the_garbling_autoparser_avoids() -> None:

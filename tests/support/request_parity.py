@@ -50,6 +50,18 @@ DEVIATIONS: dict[str, str] = {
         "vLLM turns content null next to calls into '', which the template renders as an empty 'Assistant:' turn "
         "(it shows no calls); autoparser keeps the null, and the turn is left out"
     ),
+    "hfjs-moonshotai-Kimi-K2-Thinking": (
+        "the template writes a call's id where its name goes and never the name: autoparser gives foreign ids as "
+        "functions.NAME:INDEX (the model's own shape), vLLM passes them as sent, leaving the model without the name"
+    ),
+    "trl-diffusion_gemma": (
+        "vLLM passes the system text as parts, which this template prints with a space after each; autoparser "
+        "passes the string, trimmed as transformers renders a string system message"
+    ),
+    "hfjs-CohereLabs-command-a-reasoning-08-2025": (
+        "the template iterates over a tool result: vLLM's string is printed one character at a time, autoparser "
+        "passes a list holding the text"
+    ),
 }
 
 

@@ -10,9 +10,9 @@ that would print something the model never should see; those departures are mark
   ``{"type": "image"}`` (or audio, video) with its extra fields, and only where the template shows it; anywhere else
   it is a :class:`~autoparser.errors.RequestError` naming the part *(vLLM: inserts its own placeholders for
   multimodal models, or hands parts to roles the template prints as a Python list; sends ``""`` for null)*.
-* **Tool results** take a string (text parts joined), as vLLM gives them — or parts, where the template iterates
-  over a result and would print a string character by character (Command A Reasoning, reading a list of
-  documents) — and the ``name`` of the call they
+* **Tool results** take a string (text parts joined), as vLLM gives them — or a list holding that string, where the
+  template iterates over a result and would print a string character by character (Command A Reasoning, reading a
+  list of documents) — and the ``name`` of the call they
   answer where the client sent none and the template cannot do without it (Functionary v2 writes it: vLLM's
   request raises there).
 * **Past tool calls.** ``arguments`` sent as JSON text become objects for templates that read objects; templates
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import RequestError
@@ -119,8 +119,9 @@ def _content(content: Any, role: str, profile: RequestProfile, where: str, templ
             f"{where}.content", f"must be a string, a list of parts or null, got {type(content).__name__}"
         )
     as_parts = role in profile.parts_roles and role != "tool"
-    if role == "tool" and profile.tool_result_parts:  # a string would be read character by character
-        as_parts = True
+    if role == "tool" and profile.tool_result_list:  # a string would be read character by character
+        text = _content(content, role, replace(profile, tool_result_list=False), where, template_name)
+        return [text] if isinstance(text, str) else text
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if as_parts else content
     parts: list[dict[str, Any]] = []

@@ -56,7 +56,7 @@ class RequestProfile:
     reasoning_in_blocks: bool = False
     null_content_with_calls: bool = False  # an assistant turn with calls keeps content None (see _prefers_null)
     tool_result_names: bool = False  # a tool result gets its call's function name (the template needs it)
-    tool_result_parts: bool = False  # a tool result goes in as text parts (see _splits_tool_results)
+    tool_result_list: bool = False  # a tool result goes in as a list of its text (see _splits_tool_results)
 
 
 def request_profile(template: AnalysedTemplate) -> RequestProfile:
@@ -109,9 +109,7 @@ def _profile(key: _Key) -> RequestProfile:
         reasoning_in_blocks=analysis.reasoning.in_content_blocks,
         null_content_with_calls=_prefers_null(ProbeRenderer(template), analysis.capabilities.supports_object_arguments),
         tool_result_names=analysis.capabilities.needs_tool_result_name,
-        tool_result_parts=_splits_tool_results(
-            ProbeRenderer(template), analysis.capabilities.supports_object_arguments
-        ),
+        tool_result_list=_splits_tool_results(ProbeRenderer(template), analysis.capabilities.supports_object_arguments),
     )
 
 
@@ -189,13 +187,13 @@ def _renders_parts_with_calls(renderer: ProbeRenderer, object_arguments: bool) -
 
 
 def _splits_tool_results(renderer: ProbeRenderer, object_arguments: bool) -> bool:
-    """Whether a tool result given as a string does not reach the prompt whole while the same text as a part does:
-    the template iterates over the result (Command A Reasoning reads a list of documents) and would print a string
-    one character at a time."""
+    """Whether a tool result given as a string does not reach the prompt whole while a list holding that string
+    does: the template iterates over the result (Command A Reasoning reads a list of documents, each printed as
+    JSON) and would print a string one character at a time."""
     text = f"{_PART_A} {_PART_B}"
     as_string = _render_with_calls(renderer, "", object_arguments, text)
-    as_parts = _render_with_calls(renderer, "", object_arguments, [_text(text)])
-    return as_string is not None and text not in as_string and as_parts is not None and text in as_parts
+    as_list = _render_with_calls(renderer, "", object_arguments, [text])
+    return as_string is not None and text not in as_string and as_list is not None and text in as_list
 
 
 def _prefers_null(renderer: ProbeRenderer, object_arguments: bool) -> bool:
