@@ -289,9 +289,9 @@ class _Tagged:
         if b.json_block:
             # JSON arguments in a block of their own, as the template writes arguments given as JSON text
             # (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
-            wrapped = p.atomic(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
-            body = p.choice(wrapped + p.space() + p.optional(p.atomic(self.closer(b.json_block))) + p.space(), body)
-        closing = p.choice(p.atomic(closer) + p.commit(), p.tag(tags.CUT, p.end()))
+            wrapped = _whole(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
+            body = p.choice(wrapped + p.space() + p.optional(_whole(self.closer(b.json_block))) + p.space(), body)
+        closing = p.choice(_whole(closer) + p.commit(), p.tag(tags.CUT, p.end()))
         return p.tag(tags.TOOL, p.atomic(head) + p.commit() + body + closing)
 
     def argument(self, tool: ToolSpec | None) -> p.Parser:
@@ -301,15 +301,16 @@ class _Tagged:
         end = b.closer(b.argument)
         stops = sorted({end, b.open + b.argument, b.closer(b.call) if b.call else b.close_open}, key=len, reverse=True)
 
-        # A closer left out (the next argument, or the call's closer, ended the value): read, and reported.
-        closing = p.choice(p.literal(end), p.peek(p.end()), p.tag(tags.missing(end), p.eps()))
+        # A closer left out (the next argument, or the call's closer, ended the value): read, and reported. A value
+        # the output ends in has no end: the call is cut off there (recovered as it stood, its status `cut_off`).
+        closing = p.choice(p.literal(end), p.negate(p.end()) + p.tag(tags.missing(end), p.eps()))
 
         def one(name: p.Parser, kind: str, container: bool) -> p.Parser:
             value = p.tag(kind, p.until_one_of(stops))
             if container:
                 whole = p.tag(kind, p.space() + p.json()) + p.space() + p.peek(p.literal(end))
                 value = p.choice(whole, value)
-            head = p.atomic(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
+            head = _whole(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
             return p.tag(tags.TOOL_ARG, head + value) + closing
 
         known: list[p.Parser] = []
@@ -437,6 +438,14 @@ class _Addressed:
 
 # Punctuation a header value may hold besides an identifier's (`assistant/tool:NAME`, `assistant to=NAME`).
 _VALUE_PUNCTUATION = frozenset("/:=@#+~! ")
+
+
+def _whole(markup: p.Parser) -> p.Parser:
+    """``markup`` (a header, a closer) inside a committed call, all or nothing: cut off by the end of a (partial)
+    input it consumes nothing, so a call that breaks in it is recovered as it stood *before* it and the rest that
+    is left out, in a warning, holds all of it (an atomic alone would end the recovered call inside it, and the
+    part it had read would be neither the call's nor the rest's: lost)."""
+    return p.peek(markup) + p.atomic(markup)
 
 
 def _end_of_turn(markers: list[str]) -> list[p.Parser]:
