@@ -40,7 +40,7 @@ from .markers import core
 from .reasoning import extracts_reasoning, reasoning_block
 from .request import ParseRequest, ToolSpec
 
-__all__ = ["block_prefill", "build_block_parser", "end_markers", "header_end", "opener"]
+__all__ = ["block_prefill", "build_block_parser", "end_markers", "final_markers", "header_end", "opener"]
 
 WORD_CHARS = "[A-Za-z0-9_.-]"
 _ATTR_NAME = "[A-Za-z0-9_.:-]"
@@ -59,8 +59,21 @@ def build_block_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Gen
 def end_markers(analysis: TemplateAnalysis) -> list[str]:
     """The end-of-turn markers the parser reads, without the closers in front of them (those are read as closers):
     ``<|close|>message<|sep|><|end_of_msg|>`` gives ``<|end_of_msg|>``. Longest first."""
+    return _turn_ends(analysis)[0]
+
+
+def final_markers(analysis: TemplateAnalysis) -> list[str]:
+    """The stop markers that are a block's opener or closer too, or the start of one (the next turn's ``<|open|>``,
+    ``<|from|>``): markup where they end the output (a model that did not stop before the next turn), a header's
+    start or a stray marker anywhere else. Longest first."""
+    return _turn_ends(analysis)[1]
+
+
+def _turn_ends(analysis: TemplateAnalysis) -> tuple[list[str], list[str]]:
+    """:func:`end_markers` and :func:`final_markers`."""
     blocks = analysis.blocks
     found: list[str] = []
+    final: list[str] = []
     closer = _closer_pattern(blocks)
     for marker in end_of_turn_markers(analysis):
         rest = marker
@@ -68,9 +81,13 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
             rest = rest[m.end() :].lstrip()
         if blocks.block_end and rest.startswith(blocks.block_end) and rest != blocks.block_end:
             rest = rest[len(blocks.block_end) :].lstrip()  # (the block end in front is read as the last block's)
-        if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
-            found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
-    return sorted(found, key=lambda m: (-len(m), m))
+        if not rest or rest in found or rest in final:
+            continue
+        # (the opener, or its first token, opens the next turn too: a header, not an end, unless the output ends)
+        framing = any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open))
+        (final if framing else found).append(rest)
+    order = {"key": lambda m: (-len(m), m)}
+    return sorted(found, **order), sorted(final, **order)
 
 
 def _closer_pattern(blocks: BlockFormat) -> re.Pattern[str] | None:
@@ -216,10 +233,13 @@ class _Tagged:
             items.append(p.atomic(self.header(b.turn)))  # a new turn header (the prompt writes the first): markup
         # The closers of known blocks are markup (the turn's own, which the generation prompt opened, included).
         items.append(p.atomic(p.choice(*(self.closer(t) + p.negate(p.chars(WORD_CHARS)) for t in known))))
-        # A header or closer of another kind, and an opener or closer that starts nothing: content, with a warning.
+        # A header or closer of another kind, and an opener or closer that starts nothing: content, with a warning
+        # (where they end the output after the text, the next turn's opener among them, an end of turn: markup).
+        ending, elsewhere = _end_of_turn(self.ends, final_markers(self.analysis))
         items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(self.header(p.chars(WORD_CHARS)), self.closer()))))
+        items += ending
         items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(p.literal(b.open), p.literal(b.close_open)))))
-        items += _end_of_turn(self.ends)
+        items += elsewhere
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
         parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
         prefill = block_prefill(b, request.generation_prompt)
@@ -376,14 +396,15 @@ class _Addressed:
         # block's text is content; an opener that starts no header too, and a block end that ends no block.
         unknown = p.atomic(p.tag(tags.UNPARSED, opener(b) + value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
         items.append(unknown)
+        # (a run of end-of-turn markers ending the output is markup, the next turn's opener or its first token too)
+        ending, elsewhere = _end_of_turn(self.ends, final_markers(self.analysis))
+        items += ending
         items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
-        ends = _end_of_turn(self.ends)
-        items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
         for marker in dict.fromkeys(m for m in (b.block_end, b.call_end, prefix) if m):
             items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(marker))))
-        items += ends[1:]
+        items += elsewhere
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
         prefill = block_prefill(b, request.generation_prompt)
         lead = p.eps()
@@ -448,10 +469,15 @@ def _whole(markup: p.Parser) -> p.Parser:
     return p.peek(markup) + p.atomic(markup)
 
 
-def _end_of_turn(markers: list[str]) -> list[p.Parser]:
-    """End-of-turn markers ending the output (whitespace and more of them may follow) are markup; elsewhere text."""
+def _end_of_turn(markers: list[str], final: list[str]) -> tuple[list[p.Parser], list[p.Parser]]:
+    """The items of end-of-turn markers: where a run of them ends the output (whitespace may follow) it is markup,
+    ``final`` markers (the next turn's opener) among them; a run of ``markers`` elsewhere is text."""
+    every = sorted({*markers, *final}, key=lambda m: (-len(m), m))
+    if not every:
+        return [], []
+    marker = p.choice(*(p.literal(m) for m in every))
+    ending = [marker + p.zero_or_more(p.space() + marker) + p.space() + p.end()]
     if not markers:
-        return []
+        return ending, []
     marker = p.choice(*(p.literal(m) for m in markers))
-    run = marker + p.zero_or_more(p.space() + marker)
-    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
+    return ending, [p.tag(tags.CONTENT, marker + p.zero_or_more(p.space() + marker))]
