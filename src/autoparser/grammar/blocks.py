@@ -210,12 +210,14 @@ class _Addressed:
         return (end if ended else p.optional(end)) + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
-        """A block's text: up to the block end or the next opener, and without the opener's first token
-        (`<|from|>`), which the parser reports where it starts no header."""
+        """A block's text: up to the block end or the next opener, and without the opener's marker tokens
+        (`<|from|>`, which the parser reports where it starts no header; `<|recipient|>`, a call's marker, which the
+        parser reports in content)."""
         b = self.blocks
         start = b.open.lstrip()
-        token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
-        stops = sorted({token or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
+        tokens = {m.group() for m in marker_positions(start)}
+        first = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
+        stops = sorted({*tokens, first or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
         return p.until_one_of(stops)
 
     def thought(self) -> p.Parser:
