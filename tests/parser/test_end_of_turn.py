@@ -275,7 +275,6 @@ def _stops(name: str) -> list[str]:
     return sorted({*COMMON_STOPS, *analysis.stop_markers} - content)
 
 
-
 @pytest.mark.parametrize("name", EOT_TEMPLATES)
 def test_stop_markers_ending_the_output_are_not_content(name: str) -> None:
     """Every common stop token and every learned stop marker, on every template whose parser shares the end-of-turn

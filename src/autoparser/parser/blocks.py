@@ -470,13 +470,14 @@ def _whole(markup: p.Parser) -> p.Parser:
 
 
 def _end_of_turn(markers: list[str], final: list[str]) -> tuple[list[p.Parser], list[p.Parser]]:
-    """The items of end-of-turn markers: where a run of them ends the output (whitespace may follow) it is markup,
-    ``final`` markers (the next turn's opener) among them; a run of ``markers`` elsewhere is text."""
+    """The items of end-of-turn markers: where a run of them ends the output (whitespace may follow, and precede it:
+    the separator after a block's end) it is markup, ``final`` markers (the next turn's opener) among them; a run of
+    ``markers`` elsewhere is text."""
     every = sorted({*markers, *final}, key=lambda m: (-len(m), m))
     if not every:
         return [], []
     marker = p.choice(*(p.literal(m) for m in every))
-    ending = [marker + p.zero_or_more(p.space() + marker) + p.space() + p.end()]
+    ending = [p.space() + marker + p.zero_or_more(p.space() + marker) + p.space() + p.end()]
     if not markers:
         return ending, []
     marker = p.choice(*(p.literal(m) for m in markers))
