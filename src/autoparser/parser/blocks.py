@@ -15,8 +15,10 @@ blocks"):
 
 Lenient like the generic parser: text outside blocks is content; a header or closer of a kind the analysis never
 saw, a call header whose call does not parse, a stray opener are content with a warning (UNPARSED); a block whose
-closer is missing ends at the next header or the end of the output. A call commits at its header (a stream announces
-it then) and is recovered as it stood if its rest breaks. Headers are atomic, so nothing of one is shown while it
+closer is missing ends at the next header or the end of the output; the next turn's opener ending the output is
+markup (a stop marker, :func:`final_markers`). A call commits at its header (a stream announces it then) and is
+recovered as it stood if its rest breaks: a value the output ends in leaves it cut off, a header that breaks it is
+left out whole with its rest (:func:`_whole`). Headers are atomic, so nothing of one is shown while it
 may still turn out to be another; text runs stop at (and withhold a partial) opener, closer or end-of-turn marker.
 
 The generation prompt opens the turn's first block (Kimi K3's ``<|open|>think<|sep|>``, Functionary's
