@@ -136,3 +136,24 @@ def test_role_suffix_grammars_hold_the_blocks_to_the_template() -> None:
     assert all(full_verdicts(opened, good).values())
     assert all(verdicts(opened, good).values())  # the lazy grammar, from its trigger after an opener
     assert not any(full_verdicts(opened, "<turn>model:thought\nHm.</turn>").values())  # the prompt wrote it
+
+
+def test_the_tagged_grammar_takes_optional_arguments_in_any_order_each_once() -> None:
+    """The required argument first, then the optional ones in any order (as the generic tagged grammar: up to five),
+    none twice; the template writes them in the order of the call's arguments."""
+    properties = {"city": {"type": "string"}, **{f"opt{i}": {"type": "integer"} for i in range(3)}}
+    tools = [function_tool("get_weather", {"type": "object", "properties": properties, "required": ["city"]})]
+    tmpl = ChatTemplate.from_file(TAGGED)
+    chat = tmpl.apply(USER, tools=tools, tool_choice="required", parallel_tool_calls=False, enable_thinking=False)
+    prompt = tmpl.apply(USER, tools=tools, enable_thinking=False).prompt
+
+    def written(arguments: dict[str, Any]) -> str:
+        message = [*USER, _call("get_weather", arguments)]
+        full = tmpl.apply(message, tools=tools, add_generation_prompt=False, enable_thinking=False).prompt
+        return full[len(prompt) :]
+
+    shuffled = written({"city": "Paris", "opt2": 2, "opt0": 0})
+    assert shuffled.index("'opt2'") < shuffled.index("'opt0'")
+    assert all(verdicts(chat, shuffled).values()), shuffled
+    twice = written({"city": "Paris", "opt2": 2, "zzdup": 0}).replace("zzdup", "opt2")
+    assert not any(verdicts(chat, twice).values()), twice

@@ -484,3 +484,66 @@ def test_role_suffix_tools_off_leave_a_call_in_the_content_with_a_warning() -> N
     text = '/tool:get\n{"city": "Oslo"}<|im_end|>'
     message = params.parse(text)
     assert message.tool_calls == () and '{"city": "Oslo"}' in message.content and message.warnings
+
+
+ANSWER = "The answer is 42."
+
+
+@pytest.mark.parametrize("template", [TAGGED, ADDRESSED, *SUFFIXES, KIMI, FUNCTIONARY])
+def test_the_next_turns_opener_ending_the_output_is_markup(template: str) -> None:
+    """A model that did not stop at the end of its turn starts the next one: its opener (``[BLOCK]``, ``<|turn|>``,
+    ``<|im_start|>``, Kimi K3's ``<|open|>``, Functionary's ``<|from|>``: the stop markers the analysis learned, which
+    also open the reply's own blocks) ending the output, after the end of turn or without it, is markup — neither
+    content nor a warning. In the answer's text it stays text."""
+    analysis = _load(template).analysis
+    assert analysis.stop_markers
+    params = _chat(template)
+    answer = _turn(template, {"role": "assistant", "content": ANSWER})
+    bare = next((answer.rstrip()[: -len(e)] for e in analysis.end_of_turn if answer.rstrip().endswith(e)), answer)
+    assert bare != answer  # (the template ends the turn with a marker of its own)
+    for marker in analysis.stop_markers:
+        for text in (answer + marker, answer + marker + "\n", bare + marker):
+            message = params.parse(text)
+            assert (message.content, message.tool_calls, message.warnings) == (ANSWER, (), ()), text
+            _streams_to(params, text, message)
+            assert not check_stream(params, list(text), message), text
+        inside = _turn(template, {"role": "assistant", "content": f"Before {marker} after."})
+        message = params.parse(inside)
+        assert message.content == f"Before {marker} after.", inside
+        _streams_to(params, inside, message)
+
+
+@pytest.mark.parametrize("template", [TAGGED, KIMI])
+def test_a_call_cut_off_inside_a_value_is_cut_off(template: str) -> None:
+    """The output ends inside an argument's value (a max_tokens stop): the call keeps what arrived, and its status
+    says it was cut off (the value may be shortened), with a warning — not ``complete``."""
+    text = _turn(template, call_message([("get_weather", {"city": "Zanzibar", "days": 2})], "", ""))
+    cut = text[: text.index("Zanzibar") + 4]
+    params = _chat(template)
+    message = params.parse(cut)
+    found = [(c.name, json.loads(c.arguments), c.status) for c in message.tool_calls]
+    assert found == [("get_weather", {"city": "Zanz"}, CallStatus.CUT_OFF)], cut
+    assert message.warnings
+    _streams_to(params, cut, message)
+    whole = params.parse(text)
+    assert [c.status for c in whole.tool_calls] == [CallStatus.COMPLETE]
+
+
+@pytest.mark.parametrize("template", [TAGGED, KIMI])
+def test_an_argument_header_that_breaks_a_call_is_left_out_whole(template: str) -> None:
+    """The second argument's header loses its name attribute (a sentinel inside the attribute's name): the call,
+    committed at its header, is repaired with the argument before; the rest of it, from that header on, is in a
+    warning — the header's text included, so nothing of the output is lost."""
+    blocks = _load(template).analysis.blocks
+    text = _turn(template, call_message([("get_weather", {"city": "Oslo", "days": 2})], "", ""))
+    second = text.index(blocks.open + blocks.argument, text.index(blocks.open + blocks.argument) + 1)
+    at = text.index(f" {blocks.key_attribute}=", second) + 2
+    damaged = text[:at] + "zq1x" + text[at:]
+    params = _chat(template)
+    message = params.parse(damaged)
+    found = [(c.name, json.loads(c.arguments), c.status) for c in message.tool_calls]
+    assert found == [("get_weather", {"city": "Oslo"}, CallStatus.REPAIRED)], damaged
+    rest = [w.message for w in message.warnings if "left out" in w.message]
+    assert rest and "zq1x" in rest[0], message.warnings
+    assert rest[0].index(blocks.open + blocks.argument) < rest[0].index("zq1x")  # (from the header's start)
+    _streams_to(params, damaged, message)

@@ -13,7 +13,9 @@ import json
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.analysis.model import BlockMode
 from autoparser.parser.assemble import COMMON_STOPS
+from autoparser.parser.blocks import block_prefill
 from autoparser.parser.reasoning import prefill
 
 from ..robustness.promises import char_chunks, check_stream, marker_cut_chunkings, random_chunks
@@ -98,9 +100,18 @@ def _chat(name: str, **kwargs: object) -> ChatParams:
 
 
 def _opening(name: str) -> str:
-    """What the output starts with so that it is an answer: the close of a reasoning block the prompt opened."""
+    """What the output starts with so that it is an answer: the close of a reasoning block the prompt opened, or
+    the rest of the answer's header where the prompt ends inside a block's opener and leaves the model to name the
+    recipient (Functionary's ``all\n<|content|>`` after ``<|from|>assistant\n<|recipient|>``)."""
     analysis = ChatTemplate.load(name).analysis
-    return analysis.reasoning.end if prefill(_chat(name).generation_prompt, analysis.reasoning) else ""
+    generation_prompt = _chat(name).generation_prompt
+    blocks = analysis.blocks
+    if blocks.mode is BlockMode.ADDRESSED:
+        started = block_prefill(blocks, generation_prompt)
+        header = blocks.header(blocks.content).lstrip()
+        if started and header.startswith(started):
+            return header[len(started) :]
+    return analysis.reasoning.end if prefill(generation_prompt, analysis.reasoning) else ""
 
 
 def _streams_equal(params: ChatParams, text: str, marker: str) -> None:
@@ -264,16 +275,12 @@ def _stops(name: str) -> list[str]:
     return sorted({*COMMON_STOPS, *analysis.stop_markers} - content)
 
 
-# What an answer starts with where the generation prompt leaves the model to name the recipient.
-ANSWER_OPENING = {"meetkai-functionary-medium-v3.2": "all\n"}
-
-
 @pytest.mark.parametrize("name", EOT_TEMPLATES)
 def test_stop_markers_ending_the_output_are_not_content(name: str) -> None:
     """Every common stop token and every learned stop marker, on every template whose parser shares the end-of-turn
     items: markup at the end of the output (also after another marker, or with a line break), text elsewhere."""
     params = _chat(name)
-    opening = ANSWER_OPENING.get(name, _opening(name))
+    opening = _opening(name)
     for marker in _stops(name):
         for ending in ("{m}", "{m}\n", "<|im_end|>{m}" if marker != "<|im_end|>" else "{m}{m}"):
             text = opening + "The answer is <b>42</b>." + ending.format(m=marker)

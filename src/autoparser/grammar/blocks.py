@@ -8,7 +8,8 @@ arguments valid under the tool's schema.
   alone where the template writes no section); then the turn's closer and end-of-turn marker, optional. A call's
   header names its tool in the name attribute first (``<|open|>call tool="get_weather"``), other attributes may
   follow (a running index); each argument block names its parameter the same way (then any attributes: a type),
-  parameters in the schema's order, required ones present; a value is raw text up to the block's closer where the
+  the required parameters first in the schema's order, then the optional ones, each at most once (in any order up
+  to five of them, as generic tagged arguments); a value is raw text up to the block's closer where the
   schema takes a string, else JSON under the parameter's schema. The lazy grammar is triggered by the section's
   header (or a call's opener).
 * **addressed** (Functionary v2, role suffixes): the output starts with what the prompt left of the opener, then a
@@ -29,7 +30,7 @@ from ..parser.blocks import block_prefill, end_markers
 from ..parser.calls.tagged_values import json_types
 from ..parser.request import ParseRequest, ToolSpec
 from ..parser.schema_types import accepts_string, constrains_text, string_part
-from .common import json_answer, lazy_grammar, rule_safe, whole_grammar
+from .common import json_answer, lazy_grammar, optional_parameters, rule_safe, whole_grammar
 from .spec import GrammarSpec, Trigger
 
 __all__ = ["block_grammar"]
@@ -117,12 +118,14 @@ class _Tagged:
         return head + body + self.closer(b.call or tool.name)
 
     def arguments(self, tool: ToolSpec) -> p.Parser:
-        """The argument blocks, in the schema's order, required ones present, each other one optional."""
+        """The argument blocks: the required ones first, in the schema's order, then the optional ones, each at most
+        once (in any order up to a bound: :func:`~.common.optional_parameters`)."""
         props = tool.parameters.get("properties") or {}
-        required = set(tool.parameters.get("required") or [])
-        parts = [
-            self.argument(tool, name) if name in required else p.optional(self.argument(tool, name)) for name in props
-        ]
+        required = [r for r in dict.fromkeys(tool.parameters.get("required") or []) if r in props]
+        parts = [self.argument(tool, name) for name in required]
+        optional = [self.argument(tool, name) for name in props if name not in required]
+        if optional:
+            parts.append(optional_parameters(rule_safe(tool.name), optional))
         return p.sequence(*parts) if parts else p.eps()
 
     def argument(self, tool: ToolSpec, name: str) -> p.Parser:
@@ -207,12 +210,14 @@ class _Addressed:
         return (end if ended else p.optional(end)) + p.space() + p.literal(b.open.lstrip())
 
     def free_text(self) -> p.Parser:
-        """A block's text: up to the block end or the next opener, and without the opener's first token
-        (`<|from|>`), which the parser reports where it starts no header."""
+        """A block's text: up to the block end or the next opener, and without the opener's marker tokens
+        (`<|from|>`, which the parser reports where it starts no header; `<|recipient|>`, a call's marker, which the
+        parser reports in content)."""
         b = self.blocks
         start = b.open.lstrip()
-        token = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
-        stops = sorted({token or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
+        tokens = {m.group() for m in marker_positions(start)}
+        first = next((m.group() for m in marker_positions(start) if m.start() == 0), "")
+        stops = sorted({*tokens, first or start, b.block_end, b.call_end} - {""}, key=len, reverse=True)
         return p.until_one_of(stops)
 
     def thought(self) -> p.Parser:

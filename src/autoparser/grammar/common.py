@@ -25,6 +25,7 @@ __all__ = [
     "json_answer",
     "lazy_grammar",
     "markup",
+    "optional_parameters",
     "reasoning_after_prompt",
     "rule_safe",
     "text_before_calls",
@@ -218,3 +219,35 @@ class Names:
             name = f"{base}-{count}"
         self._used.add(name)
         return name
+
+
+# Up to this many optional parameters may come in any order (each at most once); beyond, in the schema's order.
+ANY_ORDER = 5
+
+
+def optional_parameters(prefix: str, params: list[p.Parser]) -> p.Parser:
+    """A call's optional parameters ``params`` (each one whole parameter, in the schema's order), each at most once.
+
+    A parameter may not repeat (the parser would keep the first and warn). "Each optional parameter at most once,
+    in any order" needs a grammar state per subset of the parameters written so far: no grammar of polynomial size
+    describes all orders of n parameters. So with up to :data:`ANY_ORDER` of them the grammar has one rule per
+    subset (at most 32 rules, 80 alternatives: models and llama.cpp's own tests write them in any order); with more,
+    they follow the schema's order, one optional element each (linear size). That excludes no call: a template
+    writes a call's arguments in the order of its ``arguments`` dict, so every call has a rendering in that order —
+    the order JSON arguments follow under the schema converter (``peg.schema``) and DSML's parameters too. Rules are
+    named after ``prefix``."""
+    if len(params) > ANY_ORDER:
+        return p.sequence(*(p.optional(param) for param in params))
+    shared = [p.rule(f"{prefix}-optional-arg-{i}", param) for i, param in enumerate(params)]
+    full = (1 << len(params)) - 1
+    rules: dict[int, p.Parser] = {}
+
+    def after(used: int) -> p.Parser:
+        if used == full:
+            return p.eps()
+        if used not in rules:
+            rest = [shared[i] + after(used | 1 << i) for i in range(len(params)) if not used & 1 << i]
+            rules[used] = p.rule(f"{prefix}-optional-{used}", p.optional(p.choice(*rest)))
+        return rules[used]
+
+    return after(0)

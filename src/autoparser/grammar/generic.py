@@ -38,6 +38,7 @@ from .common import (
     json_answer,
     lazy_grammar,
     markup,
+    optional_parameters,
     reasoning_after_prompt,
     rule_safe,
     text_before_calls,
@@ -122,22 +123,12 @@ def _after_value(analysis: TemplateAnalysis, tool: ToolSpec, name: str) -> p.Par
     return _tight(suffix) + p.space() if accepts_string(tool.property_schema(name) or {}) else flex(suffix)
 
 
-# Up to this many optional parameters may come in any order (each at most once); beyond, in the schema's order.
-_ANY_ORDER = 5
-
-
 def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
     """The tagged arguments of one call: the required parameters first, in the schema's order, then the optional
     ones, each at most once.
 
-    A parameter may not repeat (the parser would keep the first and warn). "Each optional parameter at most once,
-    in any order" needs a grammar state per subset of the parameters written so far: no grammar of polynomial size
-    describes all orders of n parameters. So with up to :data:`_ANY_ORDER` optional parameters the grammar has one
-    rule per subset (at most 32 rules, 80 alternatives: models and llama.cpp's own tests write them in any order);
-    with more, they follow the schema's order, one optional element each (linear size). That excludes no call: a
-    template writes a call's arguments in the order of its ``arguments`` dict, so every call has a rendering in
-    that order — the order JSON arguments follow under the schema converter (``peg.schema``) and DSML's
-    parameters too."""
+    A parameter may not repeat (the parser would keep the first and warn); the optional ones come in any order up to
+    a bound, beyond it in the schema's order (:func:`~.common.optional_parameters` says why)."""
     args = analysis.tools.arguments
     props = tool.parameters.get("properties") or {}
     required = [r for r in dict.fromkeys(tool.parameters.get("required") or []) if r in props]
@@ -149,29 +140,10 @@ def _tagged_arguments(analysis: TemplateAnalysis, tool: ToolSpec) -> p.Parser:
         return head + _tagged_value(analysis, tool, name) + _after_value(analysis, tool, name)
 
     parts = [one(name) for name in required]
-    optional = [name for name in props if name not in required]
-    if len(optional) > _ANY_ORDER:
-        parts += [p.optional(one(name)) for name in optional]
-    elif optional:
-        parts.append(_any_order(rule_safe(tool.name), [one(name) for name in optional]))
+    optional = [one(name) for name in props if name not in required]
+    if optional:
+        parts.append(optional_parameters(rule_safe(tool.name), optional))
     return p.sequence(*parts) if parts else p.eps()
-
-
-def _any_order(prefix: str, params: list[p.Parser]) -> p.Parser:
-    """Each of ``params`` at most once, in any order: one rule per set of parameters already written."""
-    shared = [p.rule(f"{prefix}-optional-arg-{i}", param) for i, param in enumerate(params)]
-    full = (1 << len(params)) - 1
-    rules: dict[int, p.Parser] = {}
-
-    def after(used: int) -> p.Parser:
-        if used == full:
-            return p.eps()
-        if used not in rules:
-            rest = [shared[i] + after(used | 1 << i) for i in range(len(params)) if not used & 1 << i]
-            rules[used] = p.rule(f"{prefix}-optional-{used}", p.optional(p.choice(*rest)))
-        return rules[used]
-
-    return after(0)
 
 
 def _tag_call(analysis: TemplateAnalysis, tool: ToolSpec, names: Names | None = None) -> p.Parser:

@@ -15,8 +15,10 @@ blocks"):
 
 Lenient like the generic parser: text outside blocks is content; a header or closer of a kind the analysis never
 saw, a call header whose call does not parse, a stray opener are content with a warning (UNPARSED); a block whose
-closer is missing ends at the next header or the end of the output. A call commits at its header (a stream announces
-it then) and is recovered as it stood if its rest breaks. Headers are atomic, so nothing of one is shown while it
+closer is missing ends at the next header or the end of the output; the next turn's opener ending the output is
+markup (a stop marker, :func:`final_markers`). A call commits at its header (a stream announces it then) and is
+recovered as it stood if its rest breaks: a value the output ends in leaves it cut off, a header that breaks it is
+left out whole with its rest (:func:`_whole`). Headers are atomic, so nothing of one is shown while it
 may still turn out to be another; text runs stop at (and withhold a partial) opener, closer or end-of-turn marker.
 
 The generation prompt opens the turn's first block (Kimi K3's ``<|open|>think<|sep|>``, Functionary's
@@ -40,7 +42,7 @@ from .markers import core
 from .reasoning import extracts_reasoning, reasoning_block
 from .request import ParseRequest, ToolSpec
 
-__all__ = ["block_prefill", "build_block_parser", "end_markers", "header_end", "opener"]
+__all__ = ["block_prefill", "build_block_parser", "end_markers", "final_markers", "header_end", "opener"]
 
 WORD_CHARS = "[A-Za-z0-9_.-]"
 _ATTR_NAME = "[A-Za-z0-9_.:-]"
@@ -59,8 +61,21 @@ def build_block_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Gen
 def end_markers(analysis: TemplateAnalysis) -> list[str]:
     """The end-of-turn markers the parser reads, without the closers in front of them (those are read as closers):
     ``<|close|>message<|sep|><|end_of_msg|>`` gives ``<|end_of_msg|>``. Longest first."""
+    return _turn_ends(analysis)[0]
+
+
+def final_markers(analysis: TemplateAnalysis) -> list[str]:
+    """The stop markers that are a block's opener or closer too, or the start of one (the next turn's ``<|open|>``,
+    ``<|from|>``): markup where they end the output (a model that did not stop before the next turn), a header's
+    start or a stray marker anywhere else. Longest first."""
+    return _turn_ends(analysis)[1]
+
+
+def _turn_ends(analysis: TemplateAnalysis) -> tuple[list[str], list[str]]:
+    """:func:`end_markers` and :func:`final_markers`."""
     blocks = analysis.blocks
     found: list[str] = []
+    final: list[str] = []
     closer = _closer_pattern(blocks)
     for marker in end_of_turn_markers(analysis):
         rest = marker
@@ -68,9 +83,13 @@ def end_markers(analysis: TemplateAnalysis) -> list[str]:
             rest = rest[m.end() :].lstrip()
         if blocks.block_end and rest.startswith(blocks.block_end) and rest != blocks.block_end:
             rest = rest[len(blocks.block_end) :].lstrip()  # (the block end in front is read as the last block's)
-        if rest and rest not in found and not any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open)):
-            found.append(rest)  # (the opener, or its first token, opens the next turn too: a header, not an end)
-    return sorted(found, key=lambda m: (-len(m), m))
+        if not rest or rest in found or rest in final:
+            continue
+        # (the opener, or its first token, opens the next turn too: a header, not an end, unless the output ends)
+        framing = any(core(t).startswith(rest) for t in (blocks.open, blocks.close_open))
+        (final if framing else found).append(rest)
+    order = {"key": lambda m: (-len(m), m)}
+    return sorted(found, **order), sorted(final, **order)
 
 
 def _closer_pattern(blocks: BlockFormat) -> re.Pattern[str] | None:
@@ -216,10 +235,13 @@ class _Tagged:
             items.append(p.atomic(self.header(b.turn)))  # a new turn header (the prompt writes the first): markup
         # The closers of known blocks are markup (the turn's own, which the generation prompt opened, included).
         items.append(p.atomic(p.choice(*(self.closer(t) + p.negate(p.chars(WORD_CHARS)) for t in known))))
-        # A header or closer of another kind, and an opener or closer that starts nothing: content, with a warning.
+        # A header or closer of another kind, and an opener or closer that starts nothing: content, with a warning
+        # (where they end the output after the text, the next turn's opener among them, an end of turn: markup).
+        ending, elsewhere = _end_of_turn(self.ends, final_markers(self.analysis))
         items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(self.header(p.chars(WORD_CHARS)), self.closer()))))
+        items += ending
         items.append(p.atomic(p.tag(tags.UNPARSED, p.choice(p.literal(b.open), p.literal(b.close_open)))))
-        items += _end_of_turn(self.ends)
+        items += elsewhere
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, text))
         parser = (p.zero_or_more(p.choice(*items)) + p.end()).compile()
         prefill = block_prefill(b, request.generation_prompt)
@@ -289,9 +311,9 @@ class _Tagged:
         if b.json_block:
             # JSON arguments in a block of their own, as the template writes arguments given as JSON text
             # (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
-            wrapped = p.atomic(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
-            body = p.choice(wrapped + p.space() + p.optional(p.atomic(self.closer(b.json_block))) + p.space(), body)
-        closing = p.choice(p.atomic(closer) + p.commit(), p.tag(tags.CUT, p.end()))
+            wrapped = _whole(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
+            body = p.choice(wrapped + p.space() + p.optional(_whole(self.closer(b.json_block))) + p.space(), body)
+        closing = p.choice(_whole(closer) + p.commit(), p.tag(tags.CUT, p.end()))
         return p.tag(tags.TOOL, p.atomic(head) + p.commit() + body + closing)
 
     def argument(self, tool: ToolSpec | None) -> p.Parser:
@@ -301,15 +323,16 @@ class _Tagged:
         end = b.closer(b.argument)
         stops = sorted({end, b.open + b.argument, b.closer(b.call) if b.call else b.close_open}, key=len, reverse=True)
 
-        # A closer left out (the next argument, or the call's closer, ended the value): read, and reported.
-        closing = p.choice(p.literal(end), p.peek(p.end()), p.tag(tags.missing(end), p.eps()))
+        # A closer left out (the next argument, or the call's closer, ended the value): read, and reported. A value
+        # the output ends in has no end: the call is cut off there (recovered as it stood, its status `cut_off`).
+        closing = p.choice(p.literal(end), p.negate(p.end()) + p.tag(tags.missing(end), p.eps()))
 
         def one(name: p.Parser, kind: str, container: bool) -> p.Parser:
             value = p.tag(kind, p.until_one_of(stops))
             if container:
                 whole = p.tag(kind, p.space() + p.json()) + p.space() + p.peek(p.literal(end))
                 value = p.choice(whole, value)
-            head = p.atomic(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
+            head = _whole(self.named_header(b.argument, b.key_attribute, name)) + p.commit()
             return p.tag(tags.TOOL_ARG, head + value) + closing
 
         known: list[p.Parser] = []
@@ -375,14 +398,15 @@ class _Addressed:
         # block's text is content; an opener that starts no header too, and a block end that ends no block.
         unknown = p.atomic(p.tag(tags.UNPARSED, opener(b) + value_end)) + p.tag(tags.CONTENT, body) + self.closing(True)
         items.append(unknown)
+        # (a run of end-of-turn markers ending the output is markup, the next turn's opener or its first token too)
+        ending, elsewhere = _end_of_turn(self.ends, final_markers(self.analysis))
+        items += ending
         items.append(p.atomic(p.tag(tags.UNPARSED, opener(b))))
         if token and token != start:
             items.append(p.space() + p.atomic(p.tag(tags.UNPARSED, p.literal(token))))
-        ends = _end_of_turn(self.ends)
-        items += ends[:1]  # (a run of end-of-turn markers ending the output: markup)
         for marker in dict.fromkeys(m for m in (b.block_end, b.call_end, prefix) if m):
             items.append(p.atomic(p.tag(tags.UNPARSED, p.literal(marker))))
-        items += ends[1:]
+        items += elsewhere
         items.append(p.negate(p.end()) + p.tag(tags.CONTENT, body))
         prefill = block_prefill(b, request.generation_prompt)
         lead = p.eps()
@@ -439,10 +463,24 @@ class _Addressed:
 _VALUE_PUNCTUATION = frozenset("/:=@#+~! ")
 
 
-def _end_of_turn(markers: list[str]) -> list[p.Parser]:
-    """End-of-turn markers ending the output (whitespace and more of them may follow) are markup; elsewhere text."""
+def _whole(markup: p.Parser) -> p.Parser:
+    """``markup`` (a header, a closer) inside a committed call, all or nothing: cut off by the end of a (partial)
+    input it consumes nothing, so a call that breaks in it is recovered as it stood *before* it and the rest that
+    is left out, in a warning, holds all of it (an atomic alone would end the recovered call inside it, and the
+    part it had read would be neither the call's nor the rest's: lost)."""
+    return p.peek(markup) + p.atomic(markup)
+
+
+def _end_of_turn(markers: list[str], final: list[str]) -> tuple[list[p.Parser], list[p.Parser]]:
+    """The items of end-of-turn markers: where a run of them ends the output (whitespace may follow, and precede it:
+    the separator after a block's end) it is markup, ``final`` markers (the next turn's opener) among them; a run of
+    ``markers`` elsewhere is text."""
+    every = sorted({*markers, *final}, key=lambda m: (-len(m), m))
+    if not every:
+        return [], []
+    marker = p.choice(*(p.literal(m) for m in every))
+    ending = [p.space() + marker + p.zero_or_more(p.space() + marker) + p.space() + p.end()]
     if not markers:
-        return []
+        return ending, []
     marker = p.choice(*(p.literal(m) for m in markers))
-    run = marker + p.zero_or_more(p.space() + marker)
-    return [run + p.space() + p.end(), p.tag(tags.CONTENT, run)]
+    return ending, [p.tag(tags.CONTENT, marker + p.zero_or_more(p.space() + marker))]
