@@ -9,9 +9,9 @@ import json
 import re
 
 from .. import peg as p
-from ..analysis.formats import GENERIC
 from ..analysis.model import ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..parser.calls.dropped_markers import dropped_marker_calls
+from ..parser.leftovers import WELL_KNOWN_CALL_MARKERS, learned_call_marker
 from ..parser.markers import core, is_markup
 from ..parser.reasoning import prefill
 from ..parser.request import ParseRequest
@@ -67,11 +67,12 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
     the parser reads back as meant."""
     tools = analysis.tools
     fmt, fn, args, cid = tools.format, tools.function, tools.arguments, tools.call_id
-    # Dedicated formats read reasoning their own way (Gemma 4 thinks in a channel of the answer, MiniMax-M3 may
-    # close a block it never opened): their reasoning markers are theirs to place.
-    reasoning = [analysis.reasoning.start, analysis.reasoning.end] if analysis.format == GENERIC else []
+    # The reasoning markers too, in every format: the parser reports one left in the answer (a closer no opener
+    # came before, an opener starting the content), so free text never holds one. (Where a format reasons inside
+    # its answer, as Gemma 4 does in a channel, its grammar writes the markers itself, outside free text.)
     fields = [
-        *reasoning,
+        analysis.reasoning.start,
+        analysis.reasoning.end,
         fmt.section_start,
         fmt.section_end,
         fmt.per_call_start,
@@ -88,6 +89,11 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
     if fmt.mode is ToolFormatMode.TAG_WITH_DICT:  # the dict's string delimiters (Gemma's `<|"|>`) belong in calls
         fields += [tools.dict_values.quote_open, tools.dict_values.quote_close]
     found = {core(f) for f in fields if is_markup(core(f))}
+    # The name prefix the parser reports left in content though it is no tag (R1's `function<｜tool▁sep｜>`), and the
+    # well-known call markers inside the template's own (`<｜tool▁call▁begin｜>` alone, `<invoke name=` without its
+    # quote): the parser reports those wherever they stand.
+    found |= {m for m in (core(fn.name_prefix),) if learned_call_marker(m) == "call"}
+    found |= {w for w in WELL_KNOWN_CALL_MARKERS if any(w in m for m in found)}
     if request is not None and request.tools_enabled:
         # A declared name right before its arguments (`get_weather[ARGS]`, `get_weather{`) is read as a call whose
         # markers a detokenizer dropped.
