@@ -9,6 +9,7 @@ import json
 import re
 
 from .. import peg as p
+from ..analysis.formats import GENERIC
 from ..analysis.model import ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..parser.calls.dropped_markers import dropped_marker_calls
 from ..parser.leftovers import WELL_KNOWN_CALL_MARKERS, learned_call_marker
@@ -67,12 +68,11 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
     the parser reads back as meant."""
     tools = analysis.tools
     fmt, fn, args, cid = tools.format, tools.function, tools.arguments, tools.call_id
-    # The reasoning markers too, in every format: the parser reports one left in the answer (a closer no opener
-    # came before, an opener starting the content), so free text never holds one. (Where a format reasons inside
-    # its answer, as Gemma 4 does in a channel, its grammar writes the markers itself, outside free text.)
+    # Dedicated formats read reasoning their own way (Gemma 4 thinks in a channel of the answer): their reasoning
+    # markers are theirs to place (text_before_calls keeps them out of the text after a leading block).
+    reasoning = [analysis.reasoning.start, analysis.reasoning.end] if analysis.format == GENERIC else []
     fields = [
-        analysis.reasoning.start,
-        analysis.reasoning.end,
+        *reasoning,
         fmt.section_start,
         fmt.section_end,
         fmt.per_call_start,
@@ -137,7 +137,11 @@ def text_before_calls(analysis: TemplateAnalysis, request: ParseRequest, words: 
     optional star confuses llguidance). It may not open a reasoning block: with the optional block first, reasoning
     that mentions a trigger word would otherwise also read as text ending there, and llguidance commits to that."""
     start = _optional_block_start(analysis, request)
-    return p.until_one_of(text_stops([*words, *([start] if start else [])], markup(analysis, request)))
+    # Nor may it hold a reasoning marker, in any format that reasons in a leading block (this text follows it): the
+    # parser reports one left in the answer (a closer no block is open for, an opener starting the content).
+    reasoning = [m for m in map(core, (analysis.reasoning.start, analysis.reasoning.end)) if is_markup(m)]
+    stops = text_stops([*words, *([start] if start else [])], [*markup(analysis, request), *reasoning])
+    return p.until_one_of(stops)
 
 
 def text_stops(words: list[str], markers: list[str]) -> list[str]:
