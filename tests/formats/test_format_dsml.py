@@ -115,6 +115,27 @@ def test_missing_string_attribute_follows_the_schema() -> None:
     assert calls_of(chat().parse(text)) == [("get_weather", {"city": "Lima", "days": 2})]
 
 
+@pytest.mark.parametrize("template", [V32, V4])
+def test_a_json_value_whose_strings_hold_the_markup_is_read_as_json(template: str) -> None:
+    """A ``string="false"`` value is JSON: its strings may hold a parameter's start tag or the invoke's end tag (the
+    grammar's JSON allows them), and the value ends at its end tag once the JSON is complete, not at the markup inside
+    it (that reading is for a value whose end tag was dropped, which still holds)."""
+    options = {"note": f'<{D}parameter name="key">', "end": f"</{D}invoke></{D}{SECTIONS[template]}>"}
+    value = '{"note": "%s", "end": "%s"}' % (options["note"].replace('"', '\\"'), options["end"])
+    text = "</think>" + section(invoke("get", param("options", value, False), param("key", "k", True)), template=template)
+    message = chat(template).parse(text)
+    assert calls_of(message) == [("get", {"options": options, "key": "k"})]
+    assert message.tool_calls[0].status.value == "complete" and not message.warnings
+    assert calls_of(stream_char_by_char(chat(template), text)) == calls_of(message)
+    dropped = "</think>" + section(
+        invoke("get", param("options", '{"a": 1}', False).replace(f"</{D}parameter>", ""), param("key", "k", True)),
+        template=template,
+    )
+    message = chat(template).parse(dropped)
+    assert calls_of(message) == [("get", {"options": {"a": 1}, "key": "k"})]
+    assert message.tool_calls[0].status.value == "repaired" and message.warnings
+
+
 def test_call_without_parameters() -> None:
     message = chat().parse("</think>" + section(invoke("get")))
     assert calls_of(message) == [("get", {})]

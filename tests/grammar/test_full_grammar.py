@@ -88,6 +88,14 @@ def test_a_valid_call_is_accepted_and_invalid_ones_are_not(name: str) -> None:
         ("openai-gpt-oss-120b", "Hello!", False),
         ("meetkai-functionary-medium-v3.2", "all\nHello!", True),
         ("meetkai-functionary-medium-v3.2", "Hello!", False),
+        # Free text holds no markup the parser reports left in content: a reasoning closer no block is open for (in
+        # a dedicated format too), a call's name prefix that is no tag, a well-known marker inside the template's own.
+        ("deepseek-ai-DeepSeek-V3.2", "Plan.</think>Done.", True),
+        ("deepseek-ai-DeepSeek-V3.2", "Plan.</think>Done.</think> Or not.", False),
+        ("deepseek-ai-DeepSeek-V4", "Plan.</think>Done.</think> Or not.", False),
+        ("llama-cpp-deepseek-r1", "Plan.</think>Call function<｜tool▁sep｜>get_weather now.", False),
+        ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "Plan.</think>Call <｜tool▁call▁begin｜> now.", False),
+        ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "Plan.</think>Done.", True),
     ],
 )
 def test_free_text_without_a_call(name: str, answer: str, accepted: bool) -> None:

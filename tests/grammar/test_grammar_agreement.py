@@ -25,17 +25,20 @@ MARKERS_IN_TEXT = (
     "the grammar's free text or JSON strings may hold the template's markers (a section end, the answer's wrapper, "
     "a call start inside a JSON string); the parser then ends or misreads the call there"
 )
-GBNF_WHITESPACE = (
-    "the GBNF grammar rejects a Lark sample: more than 64 whitespace characters before a JSON argument value in "
-    "XML-argument formats, which llguidance's Lark grammar accepted (the two dialects differ there)"
-)
 DROPPED_END = "free text may hold the call's end marker, which the parser drops from the answer with a warning"
 ENGINE = "llguidance 1.9.1 fails on this grammar over the sampling vocabulary (a panic: 'bt == 0', or too many items)"
 LONG = "random walks do not end within the token limit (long mandatory structure), so nothing is judged"
 NO_PREFIX = "no short answer closes the reasoning block functionary's prompt opens, so the lazy grammar is not reached"
 VALUE_NEWLINE = "an enum string value may end in a line break the parser keeps (Gemma 3n's bare values)"
-BRACKET = "text before the calls may start with '[', which the parser takes for a call list that does not parse"
 MINIMAX_M3_ARGS = "MiniMax-M3's argument markup inside string values is read as the end of the arguments"
+NO_CALL_START = (
+    "the calls start with '[' then '{' (a JSON list, no marker or trigger word the sampling vocabulary spells in one "
+    "token), which random walks through free text almost never write: none ends within the token limit"
+)
+RECIPIENT_IN_TEXT = (
+    "the addressed-block grammar's free text keeps out only the header opener's first token (<|from|>), not the "
+    "<|recipient|> after it, which the parser reports as a call marker left in content (grammar/blocks.py)"
+)
 THOUGHT_IN_TEXT = (
     "Gemma 4's whole-output grammar for tool_choice auto is free text up to the first call (the shape structural tags "
     "are built from), and that text may open a thought (<|channel>) it never closes: the parser ends the thought at "
@@ -43,53 +46,36 @@ THOUGHT_IN_TEXT = (
 )
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("ByteDance-Seed-OSS", "named"): GBNF_WHITESPACE,
-    ("GLM-4.6", "auto-full"): GBNF_WHITESPACE,
-    ("GLM-4.6", "required"): GBNF_WHITESPACE,
-    ("GLM-4.6", "named"): GBNF_WHITESPACE,
-    ("GLM-4.7-Flash", "auto-full"): GBNF_WHITESPACE,
-    ("GLM-4.7-Flash", "required"): GBNF_WHITESPACE,
-    ("GLM-4.7-Flash", "named"): GBNF_WHITESPACE,
-    ("GLM-5.2", "auto-full"): GBNF_WHITESPACE,
-    ("GLM-5.2", "required"): GBNF_WHITESPACE,
-    ("GLM-5.2", "named"): GBNF_WHITESPACE,
     ("LFM2-8B-A1B", "auto-full"): DROPPED_END,
     ("LFM2-8B-A1B", "required"): DROPPED_END,
     ("LFM2-8B-A1B", "named"): DROPPED_END,
-    ("MadeAgents-Hammer2.1", "required"): BRACKET,
     ("MiniMax-M2", "required"): MARKERS_IN_TEXT,
     ("MiniMax-M3", "auto-full"): ENGINE,
     ("MiniMax-M3", "auto-lazy"): ENGINE,
     ("MiniMax-M3", "required"): MINIMAX_M3_ARGS,
     ("MiniMax-M3", "named"): MINIMAX_M3_ARGS,
-    ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "named"): GBNF_WHITESPACE,
-    ("Qwen3.5-4B", "named"): GBNF_WHITESPACE,
-    ("Spark2.5", "auto-full"): GBNF_WHITESPACE,
-    ("Spark2.5", "required"): GBNF_WHITESPACE,
-    ("Spark2.5", "named"): GBNF_WHITESPACE,
-    ("StepFun3.5-Flash", "named"): GBNF_WHITESPACE,
-    ("deepseek-ai-DeepSeek-V3.2", "required"): MARKERS_IN_TEXT,
-    ("deepseek-ai-DeepSeek-V4", "auto-lazy"): ENGINE,
-    ("deepseek-ai-DeepSeek-V4", "required"): ENGINE,
     ("google-ai-edge-LiteRT-LM-Gemma3n", "auto-lazy"): VALUE_NEWLINE,
     ("google-gemma-4-31B-it", "auto-full"): THOUGHT_IN_TEXT,
     ("google-gemma-4-31B-it", "required"): ENGINE,
     ("google-gemma-4-31B-it-interleaved", "auto-full"): THOUGHT_IN_TEXT,
     ("google-gemma-4-31B-it-interleaved", "required"): ENGINE,
-    ("inclusionai-ling-3.0-flash", "auto-full"): GBNF_WHITESPACE,
-    ("inclusionai-ling-3.0-flash", "required"): GBNF_WHITESPACE,
-    ("inclusionai-ling-3.0-flash", "named"): GBNF_WHITESPACE,
     ("hfjs-meetkai-functionary-medium-v2.2", "auto-lazy"): NO_PREFIX,
+    ("hfjs-meetkai-functionary-medium-v2.2", "named"): RECIPIENT_IN_TEXT,
     ("meetkai-functionary-medium-v3.2", "auto-lazy"): NO_PREFIX,
+    ("ollama-cogito-3b", "required"): NO_CALL_START,
+    ("ollama-cogito-3b", "named"): NO_CALL_START,
     ("openai-gpt-oss-120b", "required"): LONG,
     ("openai-gpt-oss-120b", "named"): LONG,
     ("openbmb-MiniCPM3-4B", "auto-full"): DROPPED_END,
     ("openbmb-MiniCPM3-4B", "required"): DROPPED_END,
     ("openbmb-MiniCPM3-4B", "named"): DROPPED_END,
-    ("stepfun-ai-Step-3.5-Flash", "named"): GBNF_WHITESPACE,
+    ("trl-diffusion_gemma", "auto-full"): THOUGHT_IN_TEXT,
+    ("trl-diffusion_gemma", "required"): ENGINE,
     ("unsloth-Apriel-1.5", "auto-full"): MARKERS_IN_TEXT,
     ("unsloth-Apriel-1.5", "required"): MARKERS_IN_TEXT,
     ("unsloth-Apriel-1.5", "named"): MARKERS_IN_TEXT,
+    ("vllm-tool_chat_template_xlam_qwen", "required"): NO_CALL_START,
+    ("vllm-tool_chat_template_xlam_qwen", "named"): NO_CALL_START,
 }
 
 

@@ -268,10 +268,10 @@ def test_a_tag_or_a_reason(name: str) -> None:
     triggered = _triggered(tag)
     words = {t.value for t in params.grammar_triggers if t.type == "word"}
     assert triggered["triggers"] and set(triggered["triggers"]) <= words
-    # Free text holds no trigger, no reasoning start and no marker the parser reads as structure (a declared
+    # Free text holds no trigger, no reasoning marker and no marker the parser reads as structure (a declared
     # name right before its arguments among them: see grammar.markup).
     markers = markup(ChatTemplate.load(name).analysis, params._generated.request)
-    allowed = words | {params.thinking_start_tag} | _reasoning_starts(name) | set(markers)
+    allowed = words | {params.thinking_start_tag, params.thinking_end_tag} | _reasoning_starts(name) | set(markers)
     excluded = set(triggered.get("excludes", []))
     assert excluded <= allowed, excluded - allowed
     for one in triggered["tags"]:

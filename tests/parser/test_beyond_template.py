@@ -15,6 +15,7 @@ Every expected value below is written from the rendered call, not from the parse
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.check.recognizer import accepts
 from autoparser.parser.markers import core
 
 from ..robustness.promises import char_chunks, check_parse, check_stream, random_chunks
@@ -245,6 +247,48 @@ def test_a_template_that_escapes_nothing_round_trips(name: str, title: str, last
     assert not message.warnings
     assert_streams(params, text)
     assert all(full_verdicts(params, text).values())
+
+
+RAW_PIECES = ["Q", "Q", ")", "(", ",", " ", "\t", "\n", "<", "]", "=", "x", "b", "days", "b=", ", b=", "b =", "Q)"]
+
+
+@pytest.mark.parametrize(("name", "quote"), [(LFM_VL, '"'), (RAW_SINGLE, "'")])
+@pytest.mark.parametrize("last", [False, True])
+def test_what_the_grammar_allows_in_a_raw_string_reads_back_as_written(name: str, quote: str, last: bool) -> None:
+    """Where strings go unescaped, the grammar allows a quote, a ``)`` or a comma inside one only where the parser
+    does not end the argument, the call or the literal there: every title the grammar accepts is read back as
+    written, complete, with no warning (seeded random titles of the characters that matter)."""
+    tool = NOTE_LAST if last else NOTE
+    params = load(name).apply(USER, tools=[tool], tool_choice="required")
+    arguments = {"days": 2, "title": "TITLE"} if last else {"title": "TITLE", "days": 2}
+    frame = rendered_call(load(name), USER, [tool], "add_note", arguments)
+    assert frame is not None and frame.count("TITLE") == 1
+    rng = random.Random(7)
+    pieces = [quote if piece == "Q" else piece.replace("Q", quote) for piece in RAW_PIECES]
+    accepted = 0
+    for _ in range(300):
+        title = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        text = frame.replace("TITLE", title)
+        if not accepts(params.grammar, text):
+            continue
+        accepted += 1
+        message = params.parse(text)
+        assert _calls(message) == [("add_note", {**arguments, "title": title}, "complete")], text
+        assert not message.warnings, text
+    assert accepted >= 50
+    for title in (f"f(x)<{quote}", f"f(x)]{quote}", f"a{quote}, days={quote}"):  # the call's end, a next argument
+        assert not accepts(params.grammar, frame.replace("TITLE", title)), title
+
+
+def test_a_quote_no_next_argument_follows_ends_no_literal() -> None:
+    """``"a", b"``: the first quote is followed by a comma but no ``name=``: it closes no literal (the parser would
+    otherwise read ``"a"`` and then fail on ``b"``); the string runs to the quote the next argument follows."""
+    params = chat(LFM_VL, [NOTE])
+    for title in ('a", b', 'a"b=1', "x\\\", y"):
+        text = f'<|tool_call_start|>[add_note(title="{title}", days=2)]<|tool_call_end|>'
+        message = params.parse(text)
+        assert [(n, a.get("days"), st) for n, a, st in _calls(message)] == [("add_note", 2, "complete")], text
+        assert not message.warnings
 
 
 def test_unescaped_quotes_where_the_template_escapes_them_are_a_repair() -> None:

@@ -237,6 +237,22 @@ def test_an_unclosed_reasoning_block_holding_a_call_warns(synthetic: ChatTemplat
     kept = "call marker '<tool_call>' did not start a tool call; it was kept in the unclosed reasoning"
     assert [m for _, m in warned] == [kept]
     assert _warned(params, "<x:ponder>I could write <tool_call> here.</x:ponder>No.") == []
+    # Closed where the output ends (no answer after it), with or without the end of the turn: closed all the same.
+    for tail in ("", "\n", "\n\n"):
+        assert _warned(params, f"<x:ponder>I could write <tool_call> here.</x:ponder>{tail}") == []
+
+
+@pytest.mark.parametrize("template", ["Spark2.5", "Qwen-Qwen3-0.6B", "MiniMax-M2"])
+def test_a_reasoning_block_the_output_ends_with_is_closed(template: str) -> None:
+    """The block the prompt opened (or the model's own), closed by the last thing the model wrote: thinking that
+    mentions a call marker, not a call. Left open, the same text warns."""
+    params = ChatTemplate.load(template).apply(USER, tools=TOOLS, enable_thinking=True)
+    opener = "" if params.generation_prompt.rstrip().endswith(params.thinking_start_tag) else params.thinking_start_tag
+    thought = f"{opener}I would write <tool_call> there."
+    assert _warned(params, thought + params.thinking_end_tag) == []
+    assert [m.split(";")[0] for _, m in _warned(params, thought)] == [
+        "call marker '<tool_call>' did not start a tool call"
+    ]
 
 
 def test_no_scan_of_reasoning_markers_when_reasoning_stays_inline(synthetic: ChatTemplate) -> None:

@@ -203,14 +203,18 @@ def _declared_names(schema: Any) -> set[str]:
 
 _DECLARED = set().union(*map(_declared_names, SCHEMAS.values()))
 _REPEATED_KEY = re.compile(r"duplicate key ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): ")
+_CALLED = re.compile(r"tool call '([^']+)'")
 
 
 def _free_key_repeated(warning: str) -> bool:
     """A key repeated in a free-form object (additional properties): no context-free grammar can forbid that (it
     would have to remember every key written), so the parser's rule applies (the first is kept, with this
-    warning). A declared property never repeats: the schema converter writes each once."""
+    warning). A declared property never repeats: the schema converter writes each once. (Declared by the called
+    tool: `name` is a property of book_room's guest, and a free key of get_time's arguments.)"""
     found = _REPEATED_KEY.search(warning)
-    return found is not None and ast.literal_eval(found.group(1)) not in _DECLARED
+    called = _CALLED.search(warning)
+    declared = _declared_names(SCHEMAS[called.group(1)]) if called and called.group(1) in SCHEMAS else _DECLARED
+    return found is not None and ast.literal_eval(found.group(1)) not in declared
 
 
 def judge(chat: ChatParams, kind: str, prefix: str, text: str, gbnf: str) -> tuple[list[str], ChatMessage]:

@@ -167,9 +167,17 @@ def _arguments(spec: ToolSpec | None, param_prefix: str, param_end: str, invoke_
     chunk = p.until_one_of(sorted({param_end, *openers, *(lay + invoke_end for lay in _LAYOUT)}, key=len, reverse=True))
     text = chunk + p.zero_or_more(p.negate(following) + p.choice(*map(p.literal, openers)) + chunk)
     dropped = p.space() + p.tag(tags.unclosed(param_end), p.eps()) + p.peek(following)
+    closing = p.choice(p.literal(param_end), dropped)
 
     def value(kind: str) -> p.Parser:
-        return p.tag(kind, text) + p.choice(p.literal(param_end), dropped)
+        """Raw text up to the end tag (or where a value without it ends); a JSON value (``string="false"``, or a
+        parameter the schema types) is read as JSON first, as the generic tagged parser reads objects and arrays:
+        its strings may hold the end tag or a parameter's start tag, which a grammar's JSON allows (the value ends
+        only after the JSON is complete)."""
+        plain = p.tag(kind, text) + closing
+        if kind == tags.TOOL_ARG_STRING:
+            return plain
+        return p.choice(p.tag(kind, p.space() + p.json()) + p.space() + closing, plain)
 
     def attribute(flag: str) -> p.Parser:
         return p.literal(f'{_KIND_ATTR}"{flag}"') + p.space() + ">"

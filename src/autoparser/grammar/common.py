@@ -12,6 +12,7 @@ from .. import peg as p
 from ..analysis.formats import GENERIC
 from ..analysis.model import ReasoningMode, TemplateAnalysis, ToolFormatMode
 from ..parser.calls.dropped_markers import dropped_marker_calls
+from ..parser.leftovers import WELL_KNOWN_CALL_MARKERS, learned_call_marker
 from ..parser.markers import core, is_markup
 from ..parser.reasoning import prefill
 from ..parser.request import ParseRequest
@@ -68,8 +69,8 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
     the parser reads back as meant."""
     tools = analysis.tools
     fmt, fn, args, cid = tools.format, tools.function, tools.arguments, tools.call_id
-    # Dedicated formats read reasoning their own way (Gemma 4 thinks in a channel of the answer, MiniMax-M3 may
-    # close a block it never opened): their reasoning markers are theirs to place.
+    # Dedicated formats read reasoning their own way (Gemma 4 thinks in a channel of the answer): their reasoning
+    # markers are theirs to place (text_before_calls keeps them out of the text after a leading block).
     reasoning = [analysis.reasoning.start, analysis.reasoning.end] if analysis.format == GENERIC else []
     fields = [
         *reasoning,
@@ -89,6 +90,11 @@ def markup(analysis: TemplateAnalysis, request: ParseRequest | None = None) -> l
     if fmt.mode is ToolFormatMode.TAG_WITH_DICT:  # the dict's string delimiters (Gemma's `<|"|>`) belong in calls
         fields += [tools.dict_values.quote_open, tools.dict_values.quote_close]
     found = {core(f) for f in fields if is_markup(core(f))}
+    # The name prefix the parser reports left in content though it is no tag (R1's `function<｜tool▁sep｜>`), and the
+    # well-known call markers inside the template's own (`<｜tool▁call▁begin｜>` alone, `<invoke name=` without its
+    # quote): the parser reports those wherever they stand.
+    found |= {m for m in (core(fn.name_prefix),) if learned_call_marker(m) == "call"}
+    found |= {w for w in WELL_KNOWN_CALL_MARKERS if any(w in m for m in found)}
     if request is not None and request.tools_enabled:
         # A declared name right before its arguments (`get_weather[ARGS]`, `get_weather{`) is read as a call whose
         # markers a detokenizer dropped.
@@ -137,7 +143,11 @@ def text_before_calls(analysis: TemplateAnalysis, request: ParseRequest, words: 
     optional star confuses llguidance). It may not open a reasoning block: with the optional block first, reasoning
     that mentions a trigger word would otherwise also read as text ending there, and llguidance commits to that."""
     start = _optional_block_start(analysis, request)
-    return p.until_one_of(text_stops([*words, *([start] if start else [])], markup(analysis, request)))
+    # Nor may it hold a reasoning marker, in any format that reasons in a leading block (this text follows it): the
+    # parser reports one left in the answer (a closer no block is open for, an opener starting the content).
+    reasoning = [m for m in map(core, (analysis.reasoning.start, analysis.reasoning.end)) if is_markup(m)]
+    stops = text_stops([*words, *([start] if start else [])], [*markup(analysis, request), *reasoning])
+    return p.until_one_of(stops)
 
 
 def text_stops(words: list[str], markers: list[str]) -> list[str]:

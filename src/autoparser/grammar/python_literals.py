@@ -83,17 +83,38 @@ def _spaces() -> p.Parser:
 
 
 def _raw_string(quote: str) -> p.Parser:
-    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``, ``'it's'``): quotes inside it
-    are followed by something other than what ends an argument — ``)``, or a ``,`` then a keyword and ``=`` — as the
-    parser reads it (``"He said "hi", then left"``); the last quotes close it (``'a 'b''``)."""
-    quotes = p.chars(f"[{quote}]", 1) + p.chars("[ \t]", 0)
+    """A string as a template writes it that escapes nothing (``"Q3 "sync" review"``, ``'it's'``), as the parser
+    reads it (``python_literals._loose_string``): it ends at the quote the end of its argument follows, so
+
+    * a quote inside it is followed by something other than what ends an argument: not ``)``, not a ``,`` or spaces
+      then a keyword and ``=`` (``"He said "hi", then left"``); the last quotes close it (``'a 'b''``);
+    * a ``)`` inside it is not the end of the call: no line end, ``]``, ``;``, backtick, ``<`` or ``,`` follows it
+      (``"f(x) is"``, not ``"see f(x)<|tool_call_end|>``);
+    * a backslash escapes the character after it, as in any Python string (``"a\\"`` is no string's end)."""
+    q = quote
+    escape = p.literal("\\") + p.any_char()
+
+    def char(excluded: str) -> p.Parser:
+        """One character that is none of ``excluded`` (nor the quote, a backslash or a ``)``), or an escape."""
+        return p.choice(p.chars(f"[^{excluded}{q}\\\\)]", 1, 1), escape)
+
     name = p.chars("[a-zA-Z_]", 1, 1) + p.chars("[a-zA-Z0-9_]", 0)
-    not_keyword = name + p.choice(  # a word that "=" does not follow: no next argument
-        p.chars("[ \t]", 1) + p.chars(f"[^= \t\n{quote}]", 1, 1), p.chars(f"[^=a-zA-Z0-9_ \t\n{quote}]", 1, 1)
+    # a word that "=" does not follow: no next argument
+    not_keyword = name + p.choice(p.chars("[ \t]", 1) + char("= \t\r\n"), char("=a-zA-Z0-9_ \t\r\n"))
+    after_comma = p.choice(char("a-zA-Z_ \t\r\n"), not_keyword)
+    comma = "," + p.chars("[ \t]", 0) + after_comma
+    quotes = p.chars(f"[{q}]", 1)
+    spaces = p.chars("[ \t]", 1)
+    inner = quotes + p.choice(
+        char(", \t\r\n"),
+        comma,
+        spaces + p.choice(char(",a-zA-Z_ \t\r\n"), not_keyword, comma),
     )
-    after_comma = p.choice(p.chars(f"[^a-zA-Z_ \t\n{quote}]", 1, 1), not_keyword)
-    inner = quotes + p.choice(p.chars(f"[^,) \t\n{quote}]", 1, 1), "," + p.chars("[ \t]", 0) + after_comma)
-    return quote + p.zero_or_more(p.choice(p.chars(f"[^{quote}]", 1), inner)) + p.chars(f"[{quote}]", 1)
+    # (an inner quote, then a word the closing quote follows: `"Q3 "sync" review"`, `"said "hi", ok"`)
+    last_word = quotes + p.choice(spaces, "," + p.chars("[ \t]", 0)) + name
+    paren = p.chars("[)]", 1) + p.chars("[ \t]", 0)
+    unit = p.choice(char(""), inner, paren + p.choice(char("\r\n\\];`<, \t"), inner))
+    return q + p.zero_or_more(unit) + p.optional(p.choice(paren, last_word)) + quotes
 
 
 def _text_limits(schema: Any) -> bool:

@@ -26,7 +26,7 @@ from ..analysis.model import TemplateAnalysis
 from .markers import FENCE, core, is_word_marker
 from .request import ParseRequest
 
-__all__ = ["WELL_KNOWN_CALL_MARKERS", "WELL_KNOWN_ONLY", "LeftoverMarkers", "leftover_markers"]
+__all__ = ["WELL_KNOWN_CALL_MARKERS", "WELL_KNOWN_ONLY", "LeftoverMarkers", "learned_call_marker", "leftover_markers"]
 
 #: Markers that open a tool call (or a section of calls) in the families the bundled templates, their model cards and
 #: the serving stacks' parsers show: Hermes/Qwen/GLM, Mistral, Llama 3.1 and 4, functionary, Kimi, DeepSeek (R1, V3,
@@ -101,11 +101,10 @@ def leftover_markers(analysis: TemplateAnalysis, request: ParseRequest, triggers
     calls: set[str] = set(WELL_KNOWN_CALL_MARKERS)
     words: set[str] = set()
     for marker in map(core, learned):
-        if len(marker) < 3 or marker.startswith(FENCE) or marker[0] == "{" or (marker[0] == "[" and marker[-1] != "]"):
-            continue  # too short to be markup, a code fence, or a bracket an answer writes too (`[get_weather(`)
-        if is_word_marker(marker):
+        kind = learned_call_marker(marker)
+        if kind == "word":
             words.add(marker)
-        elif any(not c.isalnum() and not c.isspace() for c in marker):
+        elif kind == "call":
             calls.add(marker)
     reasoning = ("", "")
     start, end = core(analysis.reasoning.start), core(analysis.reasoning.end)
@@ -113,6 +112,18 @@ def leftover_markers(analysis: TemplateAnalysis, request: ParseRequest, triggers
         reasoning = (start if _markup(start) else "", end if _markup(end) else "")
     names = tuple(t.name for t in request.tools)  # (with tool_choice "none" too: a call written anyway is news)
     return LeftoverMarkers(tuple(sorted(calls)), tuple(sorted(words)), reasoning, names)
+
+
+def learned_call_marker(marker: str) -> str:
+    """How a call marker learned from the template counts in content: ``"call"`` (markup: anywhere it stands),
+    ``"word"`` (a plain word: only with its bracket after it) or ``""`` (not at all: too short to be markup, a code
+    fence, or a bracket an answer writes too, as in ``[get_weather(``). A grammar's free text holds no ``"call"``
+    marker of its template (:func:`autoparser.grammar.common.markup`)."""
+    if len(marker) < 3 or marker.startswith(FENCE) or marker[0] == "{" or (marker[0] == "[" and marker[-1] != "]"):
+        return ""
+    if is_word_marker(marker):
+        return "word"
+    return "call" if any(not c.isalnum() and not c.isspace() for c in marker) else ""
 
 
 def _markup(marker: str) -> bool:

@@ -103,8 +103,10 @@ def leftover_warnings(
             _scan(scanner, source, spans, offset, state, warnings)
     # A reasoning block that runs to the end of the output was never closed: a call written in it (in markup this
     # parser does not read) was the reply, not thinking. A closed block may discuss markup freely.
+    # (A block whose closer ends the output is closed: its nodes stop before the closer, which is no node.)
     first = len(nodes)
-    while first > 0 and nodes[first - 1].tag == tags.REASONING:
+    closed = bool(nodes) and bool(source[nodes[-1].end :].strip())  # the closer follows the last node
+    while not closed and first > 0 and nodes[first - 1].tag == tags.REASONING:
         first -= 1
     spans: list[tuple[int, int]] = []
     for node in nodes[first:]:

@@ -64,7 +64,9 @@ def build_grammar(analysis: TemplateAnalysis, request: ParseRequest) -> FormatGr
     if not request.tools_enabled:
         return FormatGrammar(response=response, preserved_tokens=PRESERVED_TOKENS, thinking_tags=tags)
     section = _section(request)
-    lead = reasoning_after_prompt(analysis, request) + text_before_calls(analysis, request, [TRIGGER])
+    # (the text after it holds no reasoning marker: the parser reports one left in the answer)
+    lead = reasoning_after_prompt(analysis, request) + p.optional(p.literal(THINK_END))
+    lead += text_before_calls(analysis, request, [TRIGGER])
     return FormatGrammar(
         section=section,
         triggers=(Trigger("word", TRIGGER),),

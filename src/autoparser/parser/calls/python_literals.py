@@ -47,8 +47,15 @@ _SPACED_ARGUMENT = p.chars("[ \t]", 1) + _NEXT_NAME  # the next argument where t
 _NEXT_CALL = p.literal(",") + p.space() + p.choice(IDENTIFIER + p.space() + "(", "]", p.end())
 _CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\r\n\\];`<]", 1, 1), _NEXT_CALL)
 _BARE_CHUNK = p.until_one_of([",", ")"])
-# What follows a complete literal value: the next argument (after a comma, or whitespace) or the call's end.
-_AFTER_LITERAL = p.peek(p.space() + p.choice(",", ")", p.end(), _NEXT_NAME))
+# What follows a complete literal value: the next argument (after a comma, or whitespace) or the call's end. A quote
+# that a comma follows but no next argument (`"a", b"`) or a name written right after it (`"a"b=1"`) closes no
+# literal: the string is one whose inner quotes are not escaped (see _loose_string).
+_AFTER_LITERAL = p.peek(
+    p.choice(
+        p.space() + p.choice(p.literal(",") + p.space() + p.choice(_NEXT_NAME, ")", p.end()), ")", p.end()),
+        p.chars("[ \t\r\n]", 1) + _NEXT_NAME,
+    )
+)
 _LOOSE = "loose-string"  # tag (inside the keyword-argument parser only): a string whose inner quotes are not escaped
 
 

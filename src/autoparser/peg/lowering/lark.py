@@ -3,8 +3,9 @@
 llguidance (the constrained-decoding engine behind vLLM, SGLang and outlines) reads GBNF too, but its native
 dialect is Lark, which has two things GBNF lacks and which make grammars both stricter and faster there:
 
-* ``%json {...}`` — a JSON schema enforced natively, with llguidance's own JSON lexer. Every ``schema()`` node
-  (tool arguments, response formats) and every generic JSON leaf is written this way;
+* ``%json {...}`` — a JSON schema enforced natively, with llguidance's own JSON lexer. A ``schema()`` node or
+  generic JSON leaf that only admits scalars (a string, number, boolean or null) is written this way; objects and
+  arrays are not (see below);
 * lexemes with a ``stop`` string — ``name[stop="D"]: /(?s:.*)/`` is "any text up to the first ``D``, then ``D``",
   one lazy lexeme instead of a character-by-character exclusion pattern. ``until(D)`` directly followed by a
   literal that starts with ``D`` is fused into one (grammar builders write their parsers that way); an until of
@@ -19,11 +20,14 @@ that this is its Lark dialect rather than plain Lark.
 
 ``%json`` is made to describe the same values as the GBNF of the same schema (:mod:`.json_schema`): an object
 schema that lists ``properties`` and says nothing about others gets ``"additionalProperties": false`` (JSON Schema's
-default would let the model invent keys, which GBNF does not), and whitespace between JSON tokens is bounded by
-llguidance's ``whitespace_pattern``, as GBNF's ``json-ws`` is. A scalar (a string, number, boolean or null value)
-holds no whitespace between tokens, so it gets none at all (``whitespace_flexible: false``): left to llguidance's
-default, its JSON lexer lets whitespace of any length lead a value where the grammar around it is ambiguous (a
-repeated call section), and unbounded whitespace is how constrained decoding loops.
+default would let the model invent keys, which GBNF does not). A scalar holds no whitespace between tokens, so it
+gets none at all (``whitespace_flexible: false``): left to llguidance's default, its JSON lexer lets whitespace of
+any length lead a value where the grammar around it is ambiguous (a repeated call section), and unbounded whitespace
+is how constrained decoding loops. An object or array would need llguidance's ``whitespace_pattern`` between its
+tokens, and that lexer lets the pattern lead the value too where the grammar before it is ambiguous (optional tagged
+arguments, a repeated section): 64 more whitespace characters than GBNF allows there, and no GBNF can say "where
+ambiguous". So objects and arrays are written with the JSON converter's GBNF rules, spelled in Lark like the rest,
+and both dialects bound every run of whitespace alike.
 
 Everything else is lowered exactly as for GBNF (:class:`~.gbnf.GrammarWriter`, so both grammars describe the same
 language by construction) and then spelled in Lark: rules become lowercase ``name: body`` lines, string literals
@@ -70,9 +74,9 @@ class LarkWriter(GrammarWriter):
         match node:
             case Sequence(items=items):
                 return self._sequence(items)
-            case Schema(json_schema=schema, raw=False, name=name) if schema is not None:
+            case Schema(json_schema=schema, raw=False, name=name) if schema is not None and _scalar(schema):
                 return self._json(schema, name)
-            case Json(kind=kind, flavor="json"):
+            case Json(kind=kind, flavor="json") if _scalar(JSON_KIND_SCHEMAS[kind]):
                 return self._json(JSON_KIND_SCHEMAS[kind], f"json-{kind}")
             case Choice() | Repeat(min=0):
                 saved, self._contested = self._contested, True
@@ -236,6 +240,12 @@ class LarkWriter(GrammarWriter):
 _SUBSCHEMA = ("items", "additionalItems", "additionalProperties", "unevaluatedProperties", "contains", "not")
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "prefixItems", "items")
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+
+
+def _scalar(schema: object) -> bool:
+    """Whether ``schema`` admits only scalars (strings, numbers, booleans, null): values with no whitespace
+    between tokens, which ``%json`` reads exactly as GBNF does."""
+    return isinstance(schema, dict) and schema.get("type") in _SCALARS
 
 
 def strict_schema(schema: dict[str, object]) -> dict[str, object]:
