@@ -274,10 +274,29 @@ def _id_position(analysis: TemplateAnalysis) -> str:
 
 
 def response_format() -> p.Parser:
-    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here)."""
-    value = p.tag(tags.CONTENT, p.json())
-    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
-    return p.choice(fenced, value) + p.space()
+    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here).
+
+    What a stream shows of it must hold whatever follows (docs/architecture.md, "How the stream stays linear"):
+
+    * In a fence, the answer is committed once the fence's ```` ```json ```` is complete (and no other letter
+      follows it): it streams as it arrives, and if it breaks or is cut off it is kept as far as it was valid JSON,
+      the rest up to the closing fence following as content. Otherwise the fence, hidden so far, would come back
+      as text in front of what was shown (```` ```json{ ```` cut off streamed ``{`` and then parsed to
+      ```` ```json{ ````).
+    * A bare value is shown once complete. Until then it may still turn out to be something else that starts with
+      the same character — ``[TOOL_CALLS]``, a pythonic ``[get_weather(...)]``, a word marker (``functools[`` vs
+      ``false``), a bare-JSON call list cut off — which the parse then reads as such (a complete one is the
+      answer)."""
+    fence = p.literal("```json") + p.negate(p.chars("[A-Za-z0-9_+.-]", 1, 1))  # not ```jsonl, ```json5
+    fenced = p.recover(
+        fence + p.space() + p.commit() + p.tag(tags.CONTENT, p.json()) + p.space() + "```",
+        rest=("```",),
+        rest_tag=tags.CONTENT,
+        closers=("```",),
+    )
+    value = p.atomic(p.tag(tags.CONTENT, p.json()))
+    # The space after the answer is the content's own (text may follow it; at the end the message trims it).
+    return p.choice(fenced, value) + p.tag(tags.CONTENT, p.space())
 
 
 def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.Parser, list[str]]:

@@ -810,11 +810,6 @@ def _commit(c: _Compiler, node: Commit) -> Matcher:
     return match
 
 
-# How far past the furthest failure a recovery looks for the end of the viable prefix (the failure is normally
-# recorded at the start of the token that broke, at most one marker or JSON token before the breaking character).
-_RECOVERY_REACH = 64
-
-
 def _recover(c: _Compiler, node: Recover) -> Matcher:
     child = c.compile(node.child)
     uid = c.uid()
@@ -846,7 +841,7 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
         if status != FAIL or st.commits == commits:
             return status, end
         del nodes[mark:]
-        recovered = _last_viable(child, st, pos, max(failed_at, pos))
+        recovered = _last_viable(child, st, pos, failed_at)
         if recovered is None:
             return FAIL, pos
         end, found = recovered
@@ -959,33 +954,51 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
 
 def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[int, list[AstNode]] | None:
     """``child`` parsed in partial mode on the longest prefix of the input on which it is still viable (it fails on
-    the whole input), if that parse committed; its nodes moved to the input's coordinates."""
+    the whole input), if that parse committed; its nodes moved to the input's coordinates.
+
+    Viability only shrinks as the input grows (a FAIL in partial mode means no continuation can match), so that
+    longest prefix is one boundary, found by probing: the answer is a function of the text alone. ``failed_at``
+    (where the failure was recorded) only says where to start looking: a session's parse skips what earlier parses
+    settled and records failures further back, or none, and a recovery must come out the same in a stream, at any
+    chunking, as in ``parse()`` of the whole text (a stream that recovered a call elsewhere showed other text).
+    From the start point the search gallops towards the boundary (1, 2, 4... characters), then halves the last
+    step: a few probes, each as long as the structure, and none past twice the distance to the boundary."""
     text = st.text
+    cache: dict[int, tuple[int, list[AstNode]] | None] = {}
 
     def probe(k: int) -> tuple[int, list[AstNode]] | None:
-        sub = _State(TextBuffer(text[pos:k]), True, [])
-        status, end = child(sub, 0)
-        return None if status == FAIL else (end, sub.nodes)
+        if k not in cache:
+            sub = _State(TextBuffer(text[pos:k]), True, [])
+            status, end = child(sub, 0)
+            cache[k] = None if status == FAIL else (end, sub.nodes)
+        return cache[k]
 
-    best = None
-    best_at = -1
-    k = min(failed_at, st.n)
-    found = probe(k)
-    if found is None:  # the failure was recorded past the breaking point: search below it
-        low, high = pos, k  # viable at `low` (nothing read yet), not at `high`
-        while high - low > 1:
-            middle = (low + high) // 2
-            if probe(middle) is None:
-                high = middle
+    size = st.n
+    start = min(max(failed_at, pos), size)
+    if probe(start) is not None:
+        low, step, high = start, 1, size + 1  # viable at `low`, not at `high` (size + 1: at the whole input)
+        while low + step <= size:
+            if probe(low + step) is None:
+                high = low + step
+                break
+            low, step = low + step, step * 2
+        else:
+            if probe(size) is not None:
+                low = size  # viable on the whole input: it was cut off (complete mode)
             else:
-                low = middle
-        k, found = low, probe(low)
-    while found is not None:
-        best, best_at = found, k
-        if k >= min(st.n, failed_at + _RECOVERY_REACH):
-            break
-        k += 1
-        found = probe(k)
+                high = size
+    else:
+        low, high = pos, start  # the failure was recorded past the breaking point: search below it
+        if probe(low) is None:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probe(middle) is None:
+            high = middle
+        else:
+            low = middle
+    best_at = low
+    best = probe(low)
     if best is None:
         return None
     end, found_nodes = best
