@@ -932,7 +932,8 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
                 status = MORE
             else:
                 st.touched = True
-        if stop > end:
+        if stop > end or status == MORE:
+            # (an empty rest still arriving is a node too: a stream extends it without parsing, see advance())
             st.nodes.append(AstNode(tag, None, end, stop, st.source, [], status == MORE, not st.touched))
         if status == MORE:
             if not st.touched:
@@ -944,8 +945,9 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
             if text.startswith(closer, after):
                 at = after + len(closer)
             elif st.partial and n - after < len(closer) and closer.startswith(text[after:]):
-                if not st.touched:
-                    st.touched, st.frontier = True, (match, pos, at)
+                # The rest is complete now, the closer still arriving: no frontier (advance() may only move the end of
+                # a node that stays partial), so the next piece is parsed; a closer is short.
+                st.touched = True
                 return MORE, at
         return OK, at
 
