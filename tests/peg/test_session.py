@@ -18,9 +18,7 @@ from .strategies import graph_cases, hermes_outputs, qwen_outputs, reasoning_out
 
 
 def _shape(nodes: list[AstNode]) -> list[tuple[object, ...]]:
-    return [
-        (n.tag, n.rule, n.start, n.end, n.is_partial, n.settled, tuple(_shape(n.children))) for n in nodes
-    ]
+    return [(n.tag, n.rule, n.start, n.end, n.is_partial, n.settled, tuple(_shape(n.children))) for n in nodes]
 
 
 def _summary(result: ParseResult) -> tuple[object, ...]:
@@ -155,7 +153,9 @@ def _long_structures() -> p.Parser:
     """Committed structures that break far from where they start: a tagged body read by ``until()`` (MiniMax-M3's
     elements) and a JSON body (a JSON call), with and without a rest to skip, between text."""
     closer = p.choice("</c>", p.peek(p.choice("<c>", "<j>")))
-    tagged = p.tag("call", p.literal("<c>") + p.commit() + p.tag("args", p.until_one_of(["</c>", "<c>", "[e]"])) + closer)
+    tagged = p.tag(
+        "call", p.literal("<c>") + p.commit() + p.tag("args", p.until_one_of(["</c>", "<c>", "[e]"])) + closer
+    )
     json_call = p.tag("call", p.literal("<j>") + p.commit() + p.tag("args", p.json()) + p.space() + "</j>")
     item = p.choice(
         p.recover(tagged),
@@ -168,7 +168,24 @@ def _long_structures() -> p.Parser:
 
 
 _LONG = _long_structures()
-_PIECES = ("<c>", "</c>", "<j>", "</j>", "[e]", "[e", "</", "<", "[", '{"a": ', '"x y z"', ", ", "}", "]", "1", "x" * 70)
+_PIECES = (
+    "<c>",
+    "</c>",
+    "<j>",
+    "</j>",
+    "[e]",
+    "[e",
+    "</",
+    "<",
+    "[",
+    '{"a": ',
+    '"x y z"',
+    ", ",
+    "}",
+    "]",
+    "1",
+    "x" * 70,
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
