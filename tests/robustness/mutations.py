@@ -30,6 +30,7 @@ __all__ = [
     "mutants",
     "opening_markers",
     "sentinel_insertions",
+    "stutters",
     "truncations",
 ]
 
@@ -186,6 +187,16 @@ def broken_json(ctx: _Context, count: int) -> Iterator[Mutant]:
         yield ctx.mutant(f"{op}{ctx.text[j]!r}@{j}", text, j + 1 if op == "duplicate" else j)
 
 
+def stutters(ctx: _Context, count: int) -> Iterator[Mutant]:
+    """A stretch of the output written twice, the way a model stutters: a member (a second ``"id"``), a marker and
+    what follows it, part of a value."""
+    for _ in range(count):
+        start = ctx.rng.randrange(0, max(len(ctx.text) - 1, 1))
+        end = min(len(ctx.text), start + ctx.rng.randint(2, 24))
+        text = ctx.text[:end] + ctx.text[start:]
+        yield ctx.mutant(f"stutter@{start}:{end}", text, start)
+
+
 def cut_damage(output: Output, seed: int, count: int) -> list[Mutant]:
     """A damaged reply that also stopped short (a glitch, then the max_tokens limit, or the model's own end-of-turn
     token written mid-structure): a seeded mutant of any kind cut at a seeded position — half the time within a
@@ -193,7 +204,7 @@ def cut_damage(output: Output, seed: int, count: int) -> list[Mutant]:
     opened), else anywhere — and, one time in three, the template's end-of-turn marker written there. Cut-off and
     damaged replies are where a stream may have shown a guess that the rest refutes."""
     ctx = _Context(output, seed + 1)  # (its own stream of choices: the plain mutants stay as they were)
-    kinds = (marker_damage, sentinel_insertions, hostile_unicode, broken_json)
+    kinds = (marker_damage, sentinel_insertions, hostile_unicode, broken_json, stutters)
     stops = [m.strip() for m in ChatTemplate.load(output.template).analysis.end_of_turn if m.strip()]
     found: list[Mutant] = []
     for _ in range(count):

@@ -289,6 +289,7 @@ def test_f_gemma4_cut_escape_does_not_crash(text: str) -> None:
 
 # --- g. the stream never retracts (issue 24, item 4): the shrunk cases of a seeded fuzz run ------------------------
 
+_TWO_IDS = '[TOOL_CALLS][{"name": "ping", "arguments": {}, "id": 1, "id": "c"}]'
 _SCOUT_CUT = (
     '<|python_start|>><|python_end|>{"name": "get_weather", "parameters": {"city": "Pa \\"ris\\" <b>x</b> a<b & '
     'c\\\\d\\nline two 東京 été 🌍", "city_code": "PAR", "days": 3, "temp": -21.5, "metric": t'
@@ -305,6 +306,8 @@ RETRACTIONS = [
     ("MiniMax-M3", False, '<invoke name="get_weather">minimax[>[<city>Zanzibar]<]ays>]<]min[e~['),
     ("meta-llama-Llama-4-Scout-17B-16E-Instruct", False, _SCOUT_CUT),
     ("meta-llama-Llama-4-Scout-17B-16E-Instruct", True, _SCOUT_CUT),
+    # Two ids in one call: a stream announced the call with the first, complete one; the parse kept the last.
+    ("mistralai-Mistral-Nemo-Instruct-2407", False, _TWO_IDS),
 ]
 
 
