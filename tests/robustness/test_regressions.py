@@ -308,6 +308,10 @@ RETRACTIONS = [
     ("meta-llama-Llama-4-Scout-17B-16E-Instruct", True, _SCOUT_CUT),
     # Two ids in one call: a stream announced the call with the first, complete one; the parse kept the last.
     ("mistralai-Mistral-Nemo-Instruct-2407", False, _TWO_IDS),
+    # The rest of a broken call ran up to the fence inside `Action:\n```json` while that marker was still arriving.
+    ("CohereForAI-c4ai-command-r-plus-tool_use", False, '{"tool_name":"get_weather","parameters":Action:\n```json'),
+    # A json_schema answer that broke off at a call told the calls' guards their objects were malformed JSON.
+    ("ollama-cogito-3b", True, '[{"name": "ping", "arguments": {}}, {"name": "get_weather"arguments": {"ci'),
 ]
 
 

@@ -288,14 +288,17 @@ def response_format(markers: Sequence[str] = ()) -> p.Parser:
       the same character — ``[TOOL_CALLS]``, a pythonic ``[get_weather(...)]``, a word marker (``functools[`` vs
       ``false``), a bare-JSON call list cut off — which the parse then reads as such (a complete one is the
       answer)."""
+    # (The answer's JSON is scanned privately: that the answer broke off at a call inside it must not make the
+    # calls' own guards take the call objects for known-malformed JSON, which a call read alone would not.)
+    answer = p.json(private=True)
     fence = p.literal("```json") + p.negate(p.chars("[A-Za-z0-9_+.-]", 1, 1))  # not ```jsonl, ```json5
     fenced = p.recover(
-        fence + p.space() + p.commit() + p.tag(tags.CONTENT, p.json()) + p.space() + FENCE,
+        fence + p.space() + p.commit() + p.tag(tags.CONTENT, answer) + p.space() + FENCE,
         rest=tuple(dict.fromkeys((FENCE, *(m for m in markers if m)))),
         rest_tag=tags.CONTENT,
         closers=(FENCE,),
     )
-    value = p.atomic(p.tag(tags.CONTENT, p.json()))
+    value = p.atomic(p.tag(tags.CONTENT, answer))
     # The space after the answer is the content's own (text may follow it; at the end the message trims it).
     return p.choice(fenced, value) + p.tag(tags.CONTENT, p.space())
 

@@ -123,6 +123,7 @@ class _State:
         "n",
         "nodes",
         "partial",
+        "private_json",
         "progress",
         "repeats",
         "scans",
@@ -139,6 +140,7 @@ class _State:
         scans: dict[Any, Any] | None = None,
         json_memo: json_scan.JsonMemo | None = None,
         repeats: dict[tuple[int, int], _Settled] | None = None,
+        private_json: json_scan.JsonMemo | None = None,
     ) -> None:
         self.source = source
         self.text = source.text
@@ -154,6 +156,9 @@ class _State:
         self.frontier: tuple[Matcher, int, int] | None = None
         self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval; recoveries
         self.json = json_scan.JsonMemo() if json_memo is None else json_memo
+        # Scans of `json(private=True)` values: kept apart, so that a guard reading `json` never depends on whether
+        # such a value was tried before it (a recovery's probes, fresh parses of a prefix, know nothing of them).
+        self.private_json = json_scan.JsonMemo() if private_json is None else private_json
         self.repeats = repeats  # settled iterations (sessions only)
         self.progress = repeats  # settled sequence items / ruled-out choice alternatives (sessions only)
         self.commits = 0  # commit() markers passed so far (see recover())
@@ -650,7 +655,7 @@ def _partial_end_pattern(delimiters: tuple[str, ...]) -> Callable[[str, int], re
 
 
 def _json(c: _Compiler, node: Json) -> Matcher:
-    kind, flavor = node.kind, node.flavor
+    kind, flavor, private = node.kind, node.flavor, node.private
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
     dict_like = json_scan.dict_syntax(flavor) is not None  # Gemma 4's argument dicts and their family
@@ -662,7 +667,7 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, kind, flavor, st.partial, st.json)
+        status, end = scan(st.text, pos, kind, flavor, st.partial, st.private_json if private else st.json)
         if status == FAIL:
             if end >= st.n:
                 st.touched = True  # unterminated (complete input)
@@ -915,6 +920,12 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
         if pattern is not None:
             found = pattern.search(text, max(end, scanned - longest + 1))
             hit = found.start() if found is not None else -1
+            if hit >= 0 and st.partial:
+                # A longer stop that starts before it may still be arriving (`Action:\n``` ` of `Action:\n```json`
+                # before the `` ``` `` stop): where the rest ends is not known yet (as until() withholds it).
+                cut = partial_stop(text, max(end, n - longest + 1))
+                if cut is not None and cut.start() < hit:
+                    hit = -1
         limit = hit if hit >= 0 else n
         stop, resume = -1, limit
         if open_:
@@ -932,12 +943,12 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
                 status = MORE
             else:
                 st.touched = True
+        if status == MORE and not st.touched:  # (before the node: a rest still arriving is not settled)
+            st.touched, st.frontier = True, (match, pos, stop)
         if stop > end or status == MORE:
             # (an empty rest still arriving is a node too: a stream extends it without parsing, see advance())
             st.nodes.append(AstNode(tag, None, end, stop, st.source, [], status == MORE, not st.touched))
         if status == MORE:
-            if not st.touched:
-                st.touched, st.frontier = True, (match, pos, stop)
             return MORE, stop
         at = stop
         for closer in closers:
@@ -1194,6 +1205,7 @@ class ParseSession:
         "_frontier",
         "_json",
         "_nodes",
+        "_private_json",
         "_probe",
         "_repeats",
         "_scans",
@@ -1206,6 +1218,7 @@ class ParseSession:
         self._nodes: list[AstNode] = []
         self._repeats: dict[tuple[int, int], _Settled] = {}
         self._json = json_scan.JsonMemo(states={})
+        self._private_json = json_scan.JsonMemo(states={})
         self._scans: dict[Any, Any] = {}
         self._size = 0
         self._finished = False
@@ -1243,6 +1256,7 @@ class ParseSession:
                 # after it, which a later parse re-reads cheaply: drop them rather than let them grow.
                 self._repeats.clear()
                 self._json.clear()
+                self._private_json.clear()
         return CompiledParser._result(st, status, 0, end, checkpoint)
 
     def advance(self, source: TextBuffer) -> int | None:
@@ -1275,12 +1289,13 @@ class ParseSession:
         return end
 
     def _state(self, source: TextBuffer, partial: bool, nodes: list[AstNode]) -> _State:
-        return _State(source, partial, nodes, self._scans, self._json, self._repeats)
+        return _State(source, partial, nodes, self._scans, self._json, self._repeats, self._private_json)
 
     def _reset(self) -> None:
         self._checkpoint = None
         self._nodes = []
         self._repeats.clear()
         self._json.clear()
+        self._private_json.clear()
         self._scans.clear()
         self._frontier = None
