@@ -70,27 +70,39 @@ def test_cut_damaged_outputs(template: str) -> None:
     found: list[Found] = []
     for output in outputs(template):
         for mutant in cut_damage(output, SEED, CUT_DAMAGE):
-            found += check_mutant(template, mutant, one_char=len(mutant.text) <= ONE_CHAR, fine=True)
+            found += check_mutant(template, mutant, one_char=len(mutant.text) <= ONE_CHAR // 2, fine=True)
     assert not found, describe(found)
+
+
+ANSWER_HEAD = 16  # the answer is cut at each of its first characters (its fence, its first brackets), then sampled
+ANSWER_STRIDE = 5
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_json_schema_requests(template: str) -> None:
     """A json_schema request: the JSON answer, bare and in a ```json fence where the template writes its answer,
-    cut at every position of the shorter layout and damaged; and the calls the outputs make (a model may call a
-    tool all the same), damaged and cut. The answer is read before anything else, so its reading must hold for
+    cut at its first characters and then every few, and damaged; and the calls the outputs make (a model may call
+    a tool all the same), damaged and cut. The answer is read before anything else, so its reading must hold for
     whatever follows: a fence cut off, ``[`` that turns out to be ``[TOOL_CALLS]``, a bare-JSON call list."""
     params = schema_chat(template)
     found: list[Found] = []
-    answers = json_answers(template)
-    for answer in answers:
-        cuts = [m for m in truncations(answer) if m.text.startswith(answer.text[: -len(answer.content)])]
-        shortest = answer.case == "content"  # (the same answer after reasoning: every cut of it would double the run)
-        for mutant in (*(cuts if shortest else cuts[-3:]), *mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)):
-            fenced = "json-fenced" in answer.label
-            found += check_mutant(
-                template, mutant, params=params, one_char=len(mutant.text) <= ONE_CHAR, fenced_answer=fenced
-            )
+    for answer in json_answers(template):
+        fenced = "json-fenced" in answer.label
+        start = answer.text.find(answer.content)
+        cuts = [
+            mutant
+            for mutant in truncations(answer)
+            if len(mutant.text) > start
+            and (len(mutant.text) - start < ANSWER_HEAD or (len(mutant.text) - start) % ANSWER_STRIDE == 0)
+        ]
+        if answer.case != "content":
+            cuts = cuts[:ANSWER_HEAD]  # (the same answer after reasoning: its opening only)
+        for mutant in cuts:
+            head = len(mutant.text) - start < ANSWER_HEAD
+            found += check_mutant(template, mutant, params=params, one_char=head, fenced_answer=fenced)
+        for mutant in (*mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)):
+            one_char = len(mutant.text) <= ONE_CHAR
+            found += check_mutant(template, mutant, params=params, one_char=one_char, fenced_answer=fenced)
     for output in outputs(template):
         if output.calls:
             for mutant in cut_damage(output, SEED, 1):
