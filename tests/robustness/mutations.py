@@ -201,8 +201,9 @@ def cut_damage(output: Output, seed: int, count: int) -> list[Mutant]:
     """A damaged reply that also stopped short (a glitch, then the max_tokens limit, or the model's own end-of-turn
     token written mid-structure): a seeded mutant of any kind cut at a seeded position — half the time within a
     few characters of a marker (inside it, right after it: where a fence, a call body or a reasoning block has just
-    opened), else anywhere — and, one time in three, the template's end-of-turn marker written there. Cut-off and
-    damaged replies are where a stream may have shown a guess that the rest refutes."""
+    opened), else anywhere — and, one time in three, the template's end-of-turn marker written there; one time in
+    three the damage is two (the second on the damaged text). Cut-off and damaged replies are where a stream may
+    have shown a guess that the rest refutes."""
     ctx = _Context(output, seed + 1)  # (its own stream of choices: the plain mutants stay as they were)
     kinds = (marker_damage, sentinel_insertions, hostile_unicode, broken_json, stutters)
     stops = [m.strip() for m in ChatTemplate.load(output.template).analysis.end_of_turn if m.strip()]
@@ -211,6 +212,12 @@ def cut_damage(output: Output, seed: int, count: int) -> list[Mutant]:
         damaged = next(iter(ctx.rng.choice(kinds)(ctx, 1)), None)
         if damaged is None or len(damaged.text) < 2:
             continue
+        if ctx.rng.random() < 1 / 3:  # stacked: damage the damaged text again
+            again = _Context(dataclasses.replace(output, text=damaged.text), ctx.rng.randrange(1 << 30))
+            second = next(iter(again.rng.choice(kinds)(again, 1)), None)
+            if second is not None and len(second.text) >= 2:
+                label = damaged.label + "+" + second.label.rsplit("/", 1)[-1]
+                damaged = Mutant(label, second.text, damaged.words | second.words, None)
         text = damaged.text
         spans = _spans(text, ctx.markers)
         if spans and ctx.rng.random() < 0.5:
