@@ -32,6 +32,7 @@ from autoparser.peg.nodes import (
     Gbnf,
     Json,
     Literal,
+    Recover,
     Ref,
     Repeat,
     Rule,
@@ -363,6 +364,10 @@ _COMBINATORS = (
 
 
 _combinators = st.sampled_from(_COMBINATORS)
+# recover(): a structure committed part-way (``head commit() tail``), kept as it stood on its longest viable prefix
+# when it fails, and optionally its rest skipped up to a stop. Only for the parse and session properties: a recovered
+# parse accepts text no grammar does.
+_with_recover = st.sampled_from((*_COMBINATORS, "recover", "recover", "recover_rest"))
 _leaf_odds = st.integers(0, 4)
 _arity = st.integers(2, 3)
 _repeat_bounds = _bounds(3, 2)
@@ -379,15 +384,22 @@ _UNARY: dict[str, Callable[[p.Parser], p.Parser]] = {
 
 
 @st.composite
-def _graph(draw: st.DrawFn, max_depth: int, recursive: bool, json_ok: bool) -> p.Parser:
-    """A random graph at most ``max_depth`` combinators deep."""
+def _graph(draw: st.DrawFn, max_depth: int, recursive: bool, json_ok: bool, recover: bool = False) -> p.Parser:
+    """A random graph at most ``max_depth`` combinators deep (``recover``: with recover() and commit() too)."""
     leaves = _leaves(recursive, json_ok)
     schemas = st.sampled_from(_SCHEMAS if json_ok else (None,))
+    combinators = _with_recover if recover else _combinators
 
     def build(depth: int) -> p.Parser:
         if depth <= 0 or draw(_leaf_odds) == 0:
             return draw(leaves)
-        kind = draw(_combinators)
+        kind = draw(combinators)
+        if kind in ("recover", "recover_rest"):
+            committed = p.tag(draw(_tag_names), p.sequence(build(depth - 1), p.commit(), build(depth - 1)))
+            if kind == "recover":
+                return p.recover(committed)
+            stops = draw(st.lists(_fuzz_delimiters, min_size=1, max_size=2))
+            return p.recover(committed, rest=stops, balanced=draw(st.sampled_from(("", "{["))), rest_tag="rest")
         if kind in ("sequence", "choice"):
             items = [build(depth - 1) for _ in range(draw(_arity))]
             return p.sequence(*items) if kind == "sequence" else p.choice(*items)
@@ -411,10 +423,11 @@ def _graph(draw: st.DrawFn, max_depth: int, recursive: bool, json_ok: bool) -> p
     return build(max_depth)
 
 
-def parser_graphs(*, json_ok: bool = True, max_depth: int = 4) -> st.SearchStrategy[p.Parser]:
-    """Random parser graphs; half of them are the body of a recursive rule ``expr`` using ``ref("expr")``."""
-    flat = _graph(max_depth, False, json_ok)
-    recursive = _graph(max_depth, True, json_ok).map(lambda body: p.rule("expr", body))
+def parser_graphs(*, json_ok: bool = True, max_depth: int = 4, recover: bool = False) -> st.SearchStrategy[p.Parser]:
+    """Random parser graphs; half of them are the body of a recursive rule ``expr`` using ``ref("expr")``.
+    ``recover``: recover() and commit() too (parse and session properties only)."""
+    flat = _graph(max_depth, False, json_ok, recover)
+    recursive = _graph(max_depth, True, json_ok, recover).map(lambda body: p.rule("expr", body))
     return flat | recursive
 
 
@@ -490,6 +503,8 @@ def matching_text(draw: st.DrawFn, root: p.Parser, max_calls: int = 40) -> str:
                 return gen(rules[name].body)
             case Tag(child=child) | Atomic(child=child) | Schema(child=child) | Gbnf(child=child):
                 return gen(child)
+            case Recover(child=child):
+                return gen(child)
         return ""  # eps, start, end, peek, negate
 
     text = gen(root)
@@ -510,9 +525,9 @@ fuzz_text = st.text(alphabet=FUZZ_TEXT_ALPHABET, max_size=16) | st.text(max_size
 
 
 @st.composite
-def graph_cases(draw: st.DrawFn, json_ok: bool = True) -> tuple[p.Parser, str]:
+def graph_cases(draw: st.DrawFn, json_ok: bool = True, recover: bool = False) -> tuple[p.Parser, str]:
     """A random graph and a text for it (short for recursive grammars, which may backtrack a lot)."""
-    parser = draw(parser_graphs(json_ok=json_ok))
+    parser = draw(parser_graphs(json_ok=json_ok, recover=recover))
     text = draw(graph_text(parser) | fuzz_text)
     if isinstance(parser, Rule) and parser.name == "expr":
         text = text[:10]

@@ -103,6 +103,30 @@ def test_a_session_fed_piece_by_piece_reads_what_a_complete_parse_reads(text: st
     assert [(n.tag, n.start, n.end) for n in final.nodes] == [(n.tag, n.start, n.end) for n in fresh.nodes]
 
 
+def test_a_longer_stop_still_arriving_before_a_shorter_one_is_not_passed() -> None:
+    """The rest of `<c>{"a": x ~~end` (stops `~~end~~` and `end`), fed one character at a time: while `~~end` may
+    still become `~~end~~`, the rest must not run up to the `end` inside it (Command R+'s `Action:\n```json`, whose
+    `` ``` `` is also a stop); a complete parse ends the rest where a stream does."""
+    call = p.tag("call", p.literal("<c>") + p.commit() + p.tag("args", p.json()) + p.space() + "</c>")
+    grammar = p.zero_or_more(
+        p.choice(
+            p.recover(call, rest=("~~end~~", "end"), rest_tag="rest"),
+            p.tag("marker", p.literal("~~end~~")),
+            p.tag("text", p.until_one_of(["<c>", "~~end~~"])),
+        )
+    ) + p.end()
+    compiled = grammar.compile()
+    for text in ('<c>{"a": x ~~end~~ok', '<c>{"a": x ~~end', '<c>{"a": x ~~en and end'):
+        session, buffer = compiled.session(), TextBuffer("")
+        for char in text:
+            buffer.append(char)
+            if session.advance(buffer) is None:
+                session.parse(buffer, partial=True)
+        final = session.parse(buffer, partial=False)
+        fresh = compiled.parse(text)
+        assert [(n.tag, n.start, n.end) for n in final.nodes] == [(n.tag, n.start, n.end) for n in fresh.nodes], text
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(GrammarError):
         p.recover(p.literal("a"), rest=("",))

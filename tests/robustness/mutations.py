@@ -8,24 +8,29 @@ count is not enforced.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from autoparser import ChatTemplate
 
-from ..support.outputs import Output, call_marker_cores, markers, payload_words, render_calls
+from ..support.outputs import Output, call_marker_cores, markers, outputs, payload_words, render_calls
 
 __all__ = [
     "DEEP_PLACEHOLDER",
     "Mutant",
     "broken_json",
+    "cut_damage",
     "deep_inputs",
     "hostile_unicode",
+    "json_answers",
     "marker_damage",
     "mutants",
     "opening_markers",
     "sentinel_insertions",
+    "stutters",
     "truncations",
 ]
 
@@ -180,6 +185,69 @@ def broken_json(ctx: _Context, count: int) -> Iterator[Mutant]:
             yield ctx.mutant(f"{op}@{j}", text, j + 1, frozenset({word}))  # inserted after j: maybe inside a marker
             continue
         yield ctx.mutant(f"{op}{ctx.text[j]!r}@{j}", text, j + 1 if op == "duplicate" else j)
+
+
+def stutters(ctx: _Context, count: int) -> Iterator[Mutant]:
+    """A stretch of the output written twice, the way a model stutters: a member (a second ``"id"``), a marker and
+    what follows it, part of a value."""
+    for _ in range(count):
+        start = ctx.rng.randrange(0, max(len(ctx.text) - 1, 1))
+        end = min(len(ctx.text), start + ctx.rng.randint(2, 24))
+        text = ctx.text[:end] + ctx.text[start:]
+        yield ctx.mutant(f"stutter@{start}:{end}", text, start)
+
+
+def cut_damage(output: Output, seed: int, count: int) -> list[Mutant]:
+    """A damaged reply that also stopped short (a glitch, then the max_tokens limit, or the model's own end-of-turn
+    token written mid-structure): a seeded mutant of any kind cut at a seeded position — half the time within a
+    few characters of a marker (inside it, right after it: where a fence, a call body or a reasoning block has just
+    opened), else anywhere — and, one time in three, the template's end-of-turn marker written there; one time in
+    three the damage is two (the second on the damaged text). Cut-off and damaged replies are where a stream may
+    have shown a guess that the rest refutes."""
+    ctx = _Context(output, seed + 1)  # (its own stream of choices: the plain mutants stay as they were)
+    kinds = (marker_damage, sentinel_insertions, hostile_unicode, broken_json, stutters)
+    stops = [m.strip() for m in ChatTemplate.load(output.template).analysis.end_of_turn if m.strip()]
+    found: list[Mutant] = []
+    for _ in range(count):
+        damaged = next(iter(ctx.rng.choice(kinds)(ctx, 1)), None)
+        if damaged is None or len(damaged.text) < 2:
+            continue
+        if ctx.rng.random() < 1 / 3:  # stacked: damage the damaged text again
+            again = _Context(dataclasses.replace(output, text=damaged.text), ctx.rng.randrange(1 << 30))
+            second = next(iter(again.rng.choice(kinds)(again, 1)), None)
+            if second is not None and len(second.text) >= 2:
+                label = damaged.label + "+" + second.label.rsplit("/", 1)[-1]
+                damaged = Mutant(label, second.text, damaged.words | second.words, None)
+        text = damaged.text
+        spans = _spans(text, ctx.markers)
+        if spans and ctx.rng.random() < 0.5:
+            start, end, _ = ctx.rng.choice(spans)
+            at = min(max(ctx.rng.randrange(start + 1, end + 4), 1), len(text) - 1)
+        else:
+            at = ctx.rng.randrange(1, len(text))
+        stop = ctx.rng.choice(stops) if stops and ctx.rng.random() < 1 / 3 else ""
+        label = f"{damaged.label}/cut@{at}" + (f"+{stop!r}" if stop else "")
+        found.append(Mutant(label, text[:at] + stop, damaged.words, None))
+    return found
+
+
+#: The JSON answer of a json_schema request (docs/requests.md): strings with what breaks naive readers, a nested
+#: object and an array; models write it bare or in a ```json fence.
+JSON_ANSWER = {"city": 'Pa "ris" <b>', "days": [1, -2.5, True, None], "where": {"tag": "zqanswer"}}
+JSON_ANSWER_TEXT = json.dumps(JSON_ANSWER, ensure_ascii=False)
+
+
+def json_answers(template: str) -> list[Output]:
+    """The JSON answer written where the template writes its answer (the content output with the answer in place of
+    its content): bare, and in a ```json fence."""
+    found = []
+    for output in outputs(template):
+        if output.case in ("content", "reasoning+content") and output.content in output.text:
+            for label, answer in (("bare", JSON_ANSWER_TEXT), ("fenced", f"```json\n{JSON_ANSWER_TEXT}\n```")):
+                text = output.text.replace(output.content, answer, 1)
+                label = f"{output.label}/json-{label}"
+                found.append(dataclasses.replace(output, label=label, text=text, content=answer))
+    return found
 
 
 def mutants(output: Output, seed: int, per_kind: int) -> list[Mutant]:

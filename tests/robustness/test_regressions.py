@@ -17,6 +17,7 @@ from autoparser.message import MessageDelta, apply_deltas
 
 from ..support.helpers import WEATHER_TOOL, function_tool
 from ..support.outputs import chat, render_calls
+from .fuzzing import schema_chat
 from .mutations import DEEP_PLACEHOLDER
 from .promises import char_chunks, check_stream, kept_text, random_chunks
 
@@ -284,3 +285,38 @@ def test_f_gemma4_cut_escape_does_not_crash(text: str) -> None:
     params = _apply("google-gemma-4-31B-it", [WEATHER_TOOL])
     params.parse(text)
     _stream(params, char_chunks(text))
+
+
+# --- g. the stream never retracts (issue 24, item 4): the shrunk cases of a seeded fuzz run ------------------------
+
+_TWO_IDS = '[TOOL_CALLS][{"name": "ping", "arguments": {}, "id": 1, "id": "c"}]'
+_SCOUT_CUT = (
+    '<|python_start|>><|python_end|>{"name": "get_weather", "parameters": {"city": "Pa \\"ris\\" <b>x</b> a<b & '
+    'c\\\\d\\nline two 東京 été 🌍", "city_code": "PAR", "days": 3, "temp": -21.5, "metric": t'
+)
+RETRACTIONS = [
+    # A fence the answer of a json_schema request hid, cut off: it came back as text in front of what was shown.
+    ("mistralai-Ministral-3-14B-Reasoning-2512", True, "[THINK][/THINK]```json{"),
+    # `[` shown as the start of a JSON answer, then `[TOOL_CALLS]`.
+    ("mistralai-Ministral-3-14B-Reasoning-2512", True, '[THINK]x[/THINK][TOOL_CALLS]get[ARGS]{"city": "Oslo"}'),
+    # A bare-JSON call list shown as a JSON answer, then cut off: calls.
+    ("Apertus-8B-Instruct", True, '[{"ping": {'),
+    # A long call broken far from its start: a stream's parse, which skips what it settled, recorded the failure
+    # elsewhere (or not at all) and recovered the call at another place than parse() does.
+    ("MiniMax-M3", False, '<invoke name="get_weather">minimax[>[<city>Zanzibar]<]ays>]<]min[e~['),
+    ("meta-llama-Llama-4-Scout-17B-16E-Instruct", False, _SCOUT_CUT),
+    ("meta-llama-Llama-4-Scout-17B-16E-Instruct", True, _SCOUT_CUT),
+    # Two ids in one call: a stream announced the call with the first, complete one; the parse kept the last.
+    ("mistralai-Mistral-Nemo-Instruct-2407", False, _TWO_IDS),
+    # The rest of a broken call ran up to the fence inside `Action:\n```json` while that marker was still arriving.
+    ("CohereForAI-c4ai-command-r-plus-tool_use", False, '{"tool_name":"get_weather","parameters":Action:\n```json'),
+    # A json_schema answer that broke off at a call told the calls' guards their objects were malformed JSON.
+    ("ollama-cogito-3b", True, '[{"name": "ping", "arguments": {}}, {"name": "get_weather"arguments": {"ci'),
+]
+
+
+@pytest.mark.parametrize(("template", "schema", "text"), RETRACTIONS)
+def test_g_the_stream_never_retracts(template: str, schema: bool, text: str) -> None:
+    params = schema_chat(template) if schema else chat(template)
+    for end in range(max(1, len(text) - 24), len(text) + 1):  # (the cuts before its end too)
+        _assert_stream_equals_parse(params, text[:end])

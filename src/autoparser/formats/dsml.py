@@ -120,7 +120,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         if end and end in prefill(request.generation_prompt, analysis.reasoning):
             head = head + head
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(response_format())
+        head = head + p.space() + p.optional(response_format(stops))  # (where a broken fenced answer ends)
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()
     return GeneratedParser(parser, prefill(request.generation_prompt, analysis.reasoning), tuple(triggers), request)
 

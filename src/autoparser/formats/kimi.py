@@ -75,7 +75,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
     items.append(p.negate(p.end()) + text)
     head = p.optional(_reasoning_block(triggers)) if reasoning else p.eps()
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(response_format())
+        head = head + p.space() + p.optional(response_format(stops))  # (where a broken fenced answer ends)
     root = head + p.zero_or_more(p.choice(*items)) + p.end()
     return GeneratedParser(
         root.compile(),

@@ -94,7 +94,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         block = p.optional(leading_block(_THINK, blocks, stops))
         head = block + block if prefill(request.generation_prompt, _THINK) else block
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(response_format())
+        head = head + p.space() + p.optional(response_format(stops))  # (where a broken fenced answer ends)
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()
     return GeneratedParser(parser, prefill(request.generation_prompt, _THINK), triggers, request)
 

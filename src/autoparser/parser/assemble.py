@@ -14,7 +14,7 @@ after its end of turn wrote something the client may want to see.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import peg as p
@@ -181,7 +181,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         marked = starts = [s for s in stops if s in pythonic.markers]
     head = reasoning_head(analysis, request, section, starts, marked)
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(response_format())
+        head = head + p.space() + p.optional(response_format(marked))
     parser = (head + body + p.end()).compile()
     return GeneratedParser(
         parser,
@@ -299,11 +299,34 @@ def _id_position(analysis: TemplateAnalysis) -> str:
     return "none"
 
 
-def response_format() -> p.Parser:
-    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here)."""
-    value = p.tag(tags.CONTENT, p.json())
-    fenced = p.literal("```json") + p.space() + value + p.space() + "```"
-    return p.choice(fenced, value) + p.space()
+def response_format(markers: Sequence[str] = ()) -> p.Parser:
+    """A JSON answer, optionally in a ```json fence (the schema is enforced by the grammar, not here).
+
+    What a stream shows of it must hold whatever follows (docs/architecture.md, "How the stream stays linear"):
+
+    * In a fence, the answer is committed once the fence's ```` ```json ```` is complete (and no other letter
+      follows it): it streams as it arrives, and if it breaks or is cut off it is kept as far as it was valid JSON,
+      the rest following as content up to the closing fence (consumed) or up to the first of ``markers`` (where
+      the text goes on as usual: the markers that start calls, blocks, the end of the turn). Otherwise the fence,
+      hidden so far, would come back as text in front of what was shown (```` ```json{ ```` cut off streamed ``{``
+      and then parsed to ```` ```json{ ````).
+    * A bare value is shown once complete. Until then it may still turn out to be something else that starts with
+      the same character — ``[TOOL_CALLS]``, a pythonic ``[get_weather(...)]``, a word marker (``functools[`` vs
+      ``false``), a bare-JSON call list cut off — which the parse then reads as such (a complete one is the
+      answer)."""
+    # (The answer's JSON is scanned privately: that the answer broke off at a call inside it must not make the
+    # calls' own guards take the call objects for known-malformed JSON, which a call read alone would not.)
+    answer = p.json(private=True)
+    fence = p.literal("```json") + p.negate(p.chars("[A-Za-z0-9_+.-]", 1, 1))  # not ```jsonl, ```json5
+    fenced = p.recover(
+        fence + p.space() + p.commit() + p.tag(tags.CONTENT, answer) + p.space() + FENCE,
+        rest=tuple(dict.fromkeys((FENCE, *(m for m in markers if m)))),
+        rest_tag=tags.CONTENT,
+        closers=(FENCE,),
+    )
+    value = p.atomic(p.tag(tags.CONTENT, answer))
+    # The space after the answer is the content's own (text may follow it; at the end the message trims it).
+    return p.choice(fenced, value) + p.tag(tags.CONTENT, p.space())
 
 
 def _tool_section(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[p.Parser, list[str]]:

@@ -260,11 +260,12 @@ def _flavor(flavor: str) -> JsonFlavor:
     return flavor  # type: ignore[return-value]
 
 
-def json(flavor: str = "json") -> Parser:
+def json(flavor: str = "json", *, private: bool = False) -> Parser:
     """Any JSON value (``flavor="python"``: a Python literal with ``'`` strings, True/False/None; ``"pythonic"``:
     a Python literal that may also spell its keywords the JSON way, true/false/null, as models calling tools
-    Python-style do)."""
-    return Json("value", _flavor(flavor))
+    Python-style do). ``private``: what its scans find out about the values inside stays unknown to the guards of
+    other alternatives (see :class:`~.nodes.Json`)."""
+    return Json("value", _flavor(flavor), private)
 
 
 def python_value() -> Parser:

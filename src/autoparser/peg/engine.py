@@ -123,6 +123,7 @@ class _State:
         "n",
         "nodes",
         "partial",
+        "private_json",
         "progress",
         "repeats",
         "scans",
@@ -139,6 +140,7 @@ class _State:
         scans: dict[Any, Any] | None = None,
         json_memo: json_scan.JsonMemo | None = None,
         repeats: dict[tuple[int, int], _Settled] | None = None,
+        private_json: json_scan.JsonMemo | None = None,
     ) -> None:
         self.source = source
         self.text = source.text
@@ -154,6 +156,9 @@ class _State:
         self.frontier: tuple[Matcher, int, int] | None = None
         self.scans = {} if scans is None else scans  # per scanning primitive: its last scanned interval; recoveries
         self.json = json_scan.JsonMemo() if json_memo is None else json_memo
+        # Scans of `json(private=True)` values: kept apart, so that a guard reading `json` never depends on whether
+        # such a value was tried before it (a recovery's probes, fresh parses of a prefix, know nothing of them).
+        self.private_json = json_scan.JsonMemo() if private_json is None else private_json
         self.repeats = repeats  # settled iterations (sessions only)
         self.progress = repeats  # settled sequence items / ruled-out choice alternatives (sessions only)
         self.commits = 0  # commit() markers passed so far (see recover())
@@ -650,7 +655,7 @@ def _partial_end_pattern(delimiters: tuple[str, ...]) -> Callable[[str, int], re
 
 
 def _json(c: _Compiler, node: Json) -> Matcher:
-    kind, flavor = node.kind, node.flavor
+    kind, flavor, private = node.kind, node.flavor, node.private
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
     dict_like = json_scan.dict_syntax(flavor) is not None  # Gemma 4's argument dicts and their family
@@ -662,7 +667,7 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, kind, flavor, st.partial, st.json)
+        status, end = scan(st.text, pos, kind, flavor, st.partial, st.private_json if private else st.json)
         if status == FAIL:
             if end >= st.n:
                 st.touched = True  # unterminated (complete input)
@@ -810,11 +815,6 @@ def _commit(c: _Compiler, node: Commit) -> Matcher:
     return match
 
 
-# How far past the furthest failure a recovery looks for the end of the viable prefix (the failure is normally
-# recorded at the start of the token that broke, at most one marker or JSON token before the breaking character).
-_RECOVERY_REACH = 64
-
-
 def _recover(c: _Compiler, node: Recover) -> Matcher:
     child = c.compile(node.child)
     uid = c.uid()
@@ -846,7 +846,7 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
         if status != FAIL or st.commits == commits:
             return status, end
         del nodes[mark:]
-        recovered = _last_viable(child, st, pos, max(failed_at, pos))
+        recovered = _last_viable(child, st, pos, failed_at)
         if recovered is None:
             return FAIL, pos
         end, found = recovered
@@ -920,6 +920,12 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
         if pattern is not None:
             found = pattern.search(text, max(end, scanned - longest + 1))
             hit = found.start() if found is not None else -1
+            if hit >= 0 and st.partial:
+                # A longer stop that starts before it may still be arriving (`Action:\n``` ` of `Action:\n```json`
+                # before the `` ``` `` stop): where the rest ends is not known yet (as until() withholds it).
+                cut = partial_stop(text, max(end, n - longest + 1))
+                if cut is not None and cut.start() < hit:
+                    hit = -1
         limit = hit if hit >= 0 else n
         stop, resume = -1, limit
         if open_:
@@ -937,11 +943,12 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
                 status = MORE
             else:
                 st.touched = True
-        if stop > end:
+        if status == MORE and not st.touched:  # (before the node: a rest still arriving is not settled)
+            st.touched, st.frontier = True, (match, pos, stop)
+        if stop > end or status == MORE:
+            # (an empty rest still arriving is a node too: a stream extends it without parsing, see advance())
             st.nodes.append(AstNode(tag, None, end, stop, st.source, [], status == MORE, not st.touched))
         if status == MORE:
-            if not st.touched:
-                st.touched, st.frontier = True, (match, pos, stop)
             return MORE, stop
         at = stop
         for closer in closers:
@@ -949,8 +956,9 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
             if text.startswith(closer, after):
                 at = after + len(closer)
             elif st.partial and n - after < len(closer) and closer.startswith(text[after:]):
-                if not st.touched:
-                    st.touched, st.frontier = True, (match, pos, at)
+                # The rest is complete now, the closer still arriving: no frontier (advance() may only move the end of
+                # a node that stays partial), so the next piece is parsed; a closer is short.
+                st.touched = True
                 return MORE, at
         return OK, at
 
@@ -959,33 +967,51 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
 
 def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[int, list[AstNode]] | None:
     """``child`` parsed in partial mode on the longest prefix of the input on which it is still viable (it fails on
-    the whole input), if that parse committed; its nodes moved to the input's coordinates."""
+    the whole input), if that parse committed; its nodes moved to the input's coordinates.
+
+    Viability only shrinks as the input grows (a FAIL in partial mode means no continuation can match), so that
+    longest prefix is one boundary, found by probing: the answer is a function of the text alone. ``failed_at``
+    (where the failure was recorded) only says where to start looking: a session's parse skips what earlier parses
+    settled and records failures further back, or none, and a recovery must come out the same in a stream, at any
+    chunking, as in ``parse()`` of the whole text (a stream that recovered a call elsewhere showed other text).
+    From the start point the search gallops towards the boundary (1, 2, 4... characters), then halves the last
+    step: a few probes, each as long as the structure, and none past twice the distance to the boundary."""
     text = st.text
+    cache: dict[int, tuple[int, list[AstNode]] | None] = {}
 
     def probe(k: int) -> tuple[int, list[AstNode]] | None:
-        sub = _State(TextBuffer(text[pos:k]), True, [])
-        status, end = child(sub, 0)
-        return None if status == FAIL else (end, sub.nodes)
+        if k not in cache:
+            sub = _State(TextBuffer(text[pos:k]), True, [])
+            status, end = child(sub, 0)
+            cache[k] = None if status == FAIL else (end, sub.nodes)
+        return cache[k]
 
-    best = None
-    best_at = -1
-    k = min(failed_at, st.n)
-    found = probe(k)
-    if found is None:  # the failure was recorded past the breaking point: search below it
-        low, high = pos, k  # viable at `low` (nothing read yet), not at `high`
-        while high - low > 1:
-            middle = (low + high) // 2
-            if probe(middle) is None:
-                high = middle
+    size = st.n
+    start = min(max(failed_at, pos), size)
+    if probe(start) is not None:
+        low, step, high = start, 1, size + 1  # viable at `low`, not at `high` (size + 1: at the whole input)
+        while low + step <= size:
+            if probe(low + step) is None:
+                high = low + step
+                break
+            low, step = low + step, step * 2
+        else:
+            if probe(size) is not None:
+                low = size  # viable on the whole input: it was cut off (complete mode)
             else:
-                low = middle
-        k, found = low, probe(low)
-    while found is not None:
-        best, best_at = found, k
-        if k >= min(st.n, failed_at + _RECOVERY_REACH):
-            break
-        k += 1
-        found = probe(k)
+                high = size
+    else:
+        low, high = pos, start  # the failure was recorded past the breaking point: search below it
+        if probe(low) is None:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probe(middle) is None:
+            high = middle
+        else:
+            low = middle
+    best_at = low
+    best = probe(low)
     if best is None:
         return None
     end, found_nodes = best
@@ -1179,6 +1205,7 @@ class ParseSession:
         "_frontier",
         "_json",
         "_nodes",
+        "_private_json",
         "_probe",
         "_repeats",
         "_scans",
@@ -1191,6 +1218,7 @@ class ParseSession:
         self._nodes: list[AstNode] = []
         self._repeats: dict[tuple[int, int], _Settled] = {}
         self._json = json_scan.JsonMemo(states={})
+        self._private_json = json_scan.JsonMemo(states={})
         self._scans: dict[Any, Any] = {}
         self._size = 0
         self._finished = False
@@ -1228,6 +1256,7 @@ class ParseSession:
                 # after it, which a later parse re-reads cheaply: drop them rather than let them grow.
                 self._repeats.clear()
                 self._json.clear()
+                self._private_json.clear()
         return CompiledParser._result(st, status, 0, end, checkpoint)
 
     def advance(self, source: TextBuffer) -> int | None:
@@ -1260,12 +1289,13 @@ class ParseSession:
         return end
 
     def _state(self, source: TextBuffer, partial: bool, nodes: list[AstNode]) -> _State:
-        return _State(source, partial, nodes, self._scans, self._json, self._repeats)
+        return _State(source, partial, nodes, self._scans, self._json, self._repeats, self._private_json)
 
     def _reset(self) -> None:
         self._checkpoint = None
         self._nodes = []
         self._repeats.clear()
         self._json.clear()
+        self._private_json.clear()
         self._scans.clear()
         self._frontier = None

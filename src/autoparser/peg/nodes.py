@@ -377,10 +377,13 @@ class Gbnf(Parser):
 
 @_node
 class Json(Parser):
-    """A JSON (or Python-literal) value of the given kind, scanned by a dedicated fast scanner."""
+    """A JSON (or Python-literal) value of the given kind, scanned by a dedicated fast scanner. ``private``: its
+    scans are remembered apart, so what they find out about the values inside (an object that turns out malformed)
+    is not known to the guards of other alternatives (:class:`JsonNotKnownInvalid`, :class:`UntilViableJson`)."""
 
     kind: JsonKind = "value"
     flavor: JsonFlavor = "json"
+    private: bool = False
 
 
 @_node

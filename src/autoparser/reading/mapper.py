@@ -272,6 +272,7 @@ class _CallReading:
     committed: bool = False
     cut: bool = False  # closed by the end of the output instead of its end marker
     missing: list[str] = field(default_factory=list)  # markers the call was read without (dropped special tokens)
+    extra_ids: list[AstNode] = field(default_factory=list)  # id members after the first complete one (left out)
     undeclared: bool = False  # a tool the request does not declare
 
 
@@ -284,6 +285,11 @@ def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
         elif tag == tags.TOOL_ID:
             if id_position == "before_args" and reading.raw_args is not None:
                 continue  # written after the arguments: a stream announced the call (and its id) before it came
+            if reading.id_done:
+                # A second id member (`"id": {}, "id": "call1"`): a stream announced the call with the first one,
+                # complete, so the first is kept, as the first of two equal argument keys is; the other is noted.
+                reading.extra_ids.append(child)
+                continue
             reading.call_id = child.text.strip().strip('"')
             reading.id_done = not child.is_partial
             # An id may contain the name (Kimi-K2's ``functions.NAME:0``).
@@ -343,6 +349,8 @@ def _tool_call(
         notes.append((node.start, f"tool call {name!r} was read without its {markers} marker{plural}"))
     if reading.undeclared:
         notes.append((node.start, f"tool {name!r} is not declared in the request"))
+    for extra in reading.extra_ids:
+        notes.append((extra.start, f"tool call {name!r} has a second id {extra.text.strip()!r}: the first is kept"))
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
     status = CallStatus.COMPLETE

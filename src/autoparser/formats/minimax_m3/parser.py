@@ -91,7 +91,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         block = reasoning_block(reasoning, sections, _CALL_OPENERS if sections is not None else ())
         head = p.optional(p.choice(block, flex(reasoning.end)))
     if request.json_schema is not None:
-        head = head + p.space() + p.optional(response_format())
+        head = head + p.space() + p.optional(response_format(stops))  # (where a broken fenced answer ends)
     parser = (head + p.zero_or_more(p.choice(*items)) + p.end()).compile()
     return GeneratedParser(
         parser,
