@@ -8,6 +8,7 @@ every engine of ``tests/support/grammar_check.py``): the trigger, value kinds pe
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -121,8 +122,9 @@ def test_a_json_value_whose_strings_hold_the_markup_is_read_as_json(template: st
     grammar's JSON allows them), and the value ends at its end tag once the JSON is complete, not at the markup inside
     it (that reading is for a value whose end tag was dropped, which still holds)."""
     options = {"note": f'<{D}parameter name="key">', "end": f"</{D}invoke></{D}{SECTIONS[template]}>"}
-    value = '{"note": "%s", "end": "%s"}' % (options["note"].replace('"', '\\"'), options["end"])
-    text = "</think>" + section(invoke("get", param("options", value, False), param("key", "k", True)), template=template)
+    value = json.dumps(options, ensure_ascii=False)
+    invoked = invoke("get", param("options", value, False), param("key", "k", True))
+    text = "</think>" + section(invoked, template=template)
     message = chat(template).parse(text)
     assert calls_of(message) == [("get", {"options": options, "key": "k"})]
     assert message.tool_calls[0].status.value == "complete" and not message.warnings

@@ -35,10 +35,6 @@ NO_CALL_START = (
     "the calls start with '[' then '{' (a JSON list, no marker or trigger word the sampling vocabulary spells in one "
     "token), which random walks through free text almost never write: none ends within the token limit"
 )
-RECIPIENT_IN_TEXT = (
-    "the addressed-block grammar's free text keeps out only the header opener's first token (<|from|>), not the "
-    "<|recipient|> after it, which the parser reports as a call marker left in content (grammar/blocks.py)"
-)
 THOUGHT_IN_TEXT = (
     "Gemma 4's whole-output grammar for tool_choice auto is free text up to the first call (the shape structural tags "
     "are built from), and that text may open a thought (<|channel>) it never closes: the parser ends the thought at "
@@ -60,7 +56,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("google-gemma-4-31B-it-interleaved", "auto-full"): THOUGHT_IN_TEXT,
     ("google-gemma-4-31B-it-interleaved", "required"): ENGINE,
     ("hfjs-meetkai-functionary-medium-v2.2", "auto-lazy"): NO_PREFIX,
-    ("hfjs-meetkai-functionary-medium-v2.2", "named"): RECIPIENT_IN_TEXT,
     ("meetkai-functionary-medium-v3.2", "auto-lazy"): NO_PREFIX,
     ("ollama-cogito-3b", "required"): NO_CALL_START,
     ("ollama-cogito-3b", "named"): NO_CALL_START,

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoparser import peg as p
+from autoparser.check.recognizer import accepts
 from autoparser.peg.lowering.lark import gbnf_body_to_lark
 from tests.support import llg
 from tests.support.llg import gbnf_accepts
@@ -53,16 +54,17 @@ class TestText:
         assert lark_accepts(parser, "ab") and not lark_accepts(parser, "ba")
 
     def test_objects_and_arrays_are_the_gbnf_rules_scalars_native_json(self) -> None:
-        """An object or array is spelled with the GBNF converter's rules, not ``%json``: llguidance's JSON lexer lets its
-        own whitespace lead a ``%json`` container where the grammar before it is ambiguous (up to 64 characters more
-        than GBNF allows). A scalar has no whitespace of its own, so it stays native."""
+        """An object or array is spelled with the GBNF converter's rules, not ``%json``: llguidance's JSON lexer lets
+        its own whitespace lead a ``%json`` container where the grammar before it is ambiguous (up to 64 characters
+        more than GBNF allows). A scalar has no whitespace of its own, so it stays native."""
         schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2}}, "required": ["n"]}
         parser = p.literal("<a>") + p.schema(p.json(), "args", schema) + "</a>"
         lark = parser.to_lark()
         assert rule_line(lark, "args") == 'args: "{" json-ws args-n-kv json-ws "}"' and "%json" not in lark
         scalar = {"type": "integer", "minimum": 2}
         lark = (p.literal("<a>") + p.schema(p.json(), "n", scalar) + "</a>").to_lark()
-        assert rule_line(lark, "n") == "n: %json " + json.dumps({**scalar, "x-guidance": {"whitespace_flexible": False}})
+        native = {**scalar, "x-guidance": {"whitespace_flexible": False}}
+        assert rule_line(lark, "n") == "n: %json " + json.dumps(native)
         assert lark_accepts(parser, '<a>{"n": 3}</a>')
         assert not lark_accepts(parser, '<a>{"n": 1}</a>')
         assert not lark_accepts(parser, '<a>{"m": 3}</a>')
@@ -136,6 +138,20 @@ def test_content_ending_in_a_delimiter_prefix_is_exact() -> None:
         assert parser.parse(text).success
         assert lark_accepts(parser, text), text
     assert not lark_accepts(parser, "a</think></think>")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=" <>/tgkx", max_size=16))
+def test_free_text_after_a_repeated_reasoning_end_is_exact(text: str) -> None:
+    """A whole-output grammar after a prompt that closed the reasoning block: the end may come again, then free
+    text holding no marker, then maybe the calls. The end and the whitespace before it are one lexeme, so the free
+    text stays one lexeme too. (With a lexeme per character, as the until of markers whose first characters recur
+    inside others is written, llguidance's greedy lexer held ``</`` to the start of ``</t>``.)"""
+    calls = p.optional(p.space() + p.literal("<tg>") + "x" + p.literal("</tg>"))
+    parser = p.optional(p.space() + p.literal("</t>")) + p.space() + p.until_one_of(["</t>", "<tg>", "tk"]) + calls
+    lark = parser.to_lark()
+    assert "lead-" in lark, lark
+    assert lark_accepts(parser, text) == accepts(parser.to_gbnf(), text), text
 
 
 @settings(max_examples=150, deadline=None)

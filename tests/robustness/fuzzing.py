@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from autoparser import ChatParams, ChatTemplate
 from autoparser.parser.markers import is_fence
 
-from ..support.outputs import USER, call_marker_cores, chat, markers, request_tools
+from ..support.outputs import call_marker_cores, chat, conversation, markers, request_tools
 from .mutations import JSON_ANSWER, Mutant
 from .promises import Failure, char_chunks, check_parse, check_stream, marker_cut_chunkings, random_chunks
 
@@ -34,7 +34,7 @@ def schema_chat(template: str) -> ChatParams:
     """The request of :func:`~tests.support.outputs.chat` with a json_schema response format too: the answer may
     be a JSON value (bare or in a fence) the parser reads before anything else, and calls may still come."""
     return ChatTemplate.load(template).apply(
-        USER,
+        conversation(template),
         tools=request_tools(template),
         reasoning_format="auto",
         parallel_tool_calls=True,

@@ -161,8 +161,8 @@ NOT_RENDERED: dict[str, dict[str, str]] = {
     "vllm-tool_chat_template_llama4_json": {REASONING: _NO_REASONING},
     "upstage-Solar-Open-100B": {
         "content+call": _DROPS_CONTENT,
-        REASONING: "reasoning is its own assistant message (`<|think|>…<|end|>`, then `<|begin|>assistant`), not "
-        "part of the turn",
+        "reasoning+call": "reasoning is its own assistant message (`<|think|>…<|end|>`, then `<|begin|>assistant`), "
+        "not part of the turn",
     },
     "axolotl-command_a": {CALLS: _CHAT_ONLY, REASONING: _NO_REASONING},
     "axolotl-falcon_h1": {CALLS: _PROMPT_SYNTAX, REASONING: _NO_REASONING},

@@ -13,7 +13,9 @@ dialect is Lark, which has two things GBNF lacks and which make grammars both st
   before it; and free text that may run to the end of the output or be followed by the calls
   (``until(D1..Dn) optional(Di ...)``) is ``(stop-lexeme ... | text-to-the-end)``. llguidance lexes greedily and
   never backs up: free text read a character per lexeme, with ``Di`` one lexeme after it, would be held to ``Di``
-  once it starts like it (``[To do]`` before ``[TOOL_CALLS]``).
+  once it starts like it (``[To do]`` before ``[TOOL_CALLS]``). An optional marker the text may not hold may
+  come first (``(space </think>)? space until(..</think>..) calls?``, a reasoning end repeated after a prompt that
+  closed the block): it becomes one lexeme with the whitespace before it, so the text after it is still one.
 
 The text starts with the ``%llguidance {}`` header, which tells llguidance (and tools that sniff the dialect)
 that this is its Lark dialect rather than plain Lark.
@@ -56,6 +58,7 @@ _SCALAR_OPTIONS = {"whitespace_flexible": False}
 _SCALARS = ("string", "number", "integer", "boolean", "null")
 _STOP = "%stop "  # body marker of a fused until+delimiter rule (only ever produced by LarkWriter)
 _JSON = "%json "
+_LEXEME = "%lexeme "  # body marker of a rule that is one regex lexeme (only ever produced by LarkWriter)
 
 
 class LarkWriter(GrammarWriter):
@@ -98,6 +101,11 @@ class LarkWriter(GrammarWriter):
         """A sequence where ``until(D) [space] literal(D...)`` becomes a stop lexeme and the literal's rest (unless
         the until starts a contested position, see ``_contested``)."""
         contested = self._contested
+        first_until = next((k for k, item in enumerate(items) if isinstance(item, Until)), None)
+        if not contested and first_until:
+            led = self._led_text_or_calls(items, first_until)
+            if led is not None:
+                return led
         parts: list[Expr] = []
         i = 0
         while i < len(items):
@@ -165,6 +173,35 @@ class LarkWriter(GrammarWriter):
         text = self._stop_rule("", _ANY_TEXT, until.delimiters)
         return Expr("(" + " ".join(part.wrapped(SEQ) for part in calls) + " | " + text.text + ")", ATOM)
 
+    def _led_text_or_calls(self, items: tuple[Parser, ...], i: int) -> Expr | None:
+        """``[optional(space* literal(L))] space* until(..L..) optional(calls)`` (a whole-output grammar whose
+        answer may follow a repeated reasoning end, ``L``, that its text may not hold) as ``LEAD? space*
+        text-or-calls``, where ``LEAD`` is one lexeme: the whitespace and ``L`` together. Spelled with a
+        whitespace lexeme per character and ``L`` after it, llguidance's greedy lexer would let the free text's
+        lexeme outrun the whitespace before ``L`` (`` </think>`` read as text up to ``>``), and the free text
+        could not be one lexeme, which it must be for text that starts like a call marker (``Hi <｜ ok.``)."""
+        if i == 0 or not isinstance(items[i], Until):
+            return None
+        delimiters = items[i].delimiters
+        lead: tuple[str, str] | None = None  # (its regex, the marker)
+        for k, item in enumerate(items[:i]):
+            if isinstance(item, Space):
+                continue
+            marker = _optional_marker(item) if k == 0 else None
+            if marker is None or marker[1] not in delimiters:
+                return None
+            lead = (WS_REGEX if marker[0] else "") + _exact_regex(marker[1]), marker[1]
+        either = self._text_or_calls(items, i)
+        if either is None:
+            return None
+        spaces = [self.expr(item) for item in items[:i] if isinstance(item, Space)]
+        parts = [*spaces, either]
+        if lead:
+            regex, text = lead
+            name = self.rules.add(f"lead-{_hint(text)}", _LEXEME + regex, ("lexeme", regex))
+            parts.insert(0, Expr(f"{name}?", ATOM))
+        return Expr(" ".join(part.wrapped(SEQ) for part in parts), SEQ)
+
     def _fuse_at(
         self, items: tuple[Parser, ...], i: int, *, several: bool = False
     ) -> tuple[str, str, Parser, int] | None:
@@ -225,6 +262,8 @@ class LarkWriter(GrammarWriter):
                 stop, regex, excluded = json.loads(body[len(_STOP) :])
                 lexeme = f"/{regex}/" + (f" & ~/{_containing(excluded)}/" if excluded else "")
                 lines.append(f"{names[name]}[stop={_lark_string(stop)}]: {lexeme}")
+            elif body.startswith(_LEXEME):
+                lines.append(f"{names[name]}: /{body[len(_LEXEME) :]}/")
             elif body.startswith(_JSON):
                 lines.append(f"{names[name]}: %json {body[len(_JSON) :]}")
             else:
@@ -232,8 +271,8 @@ class LarkWriter(GrammarWriter):
         return "\n".join(lines) + "\n"
 
     def _references(self, body: str) -> list[str]:
-        """Rules a body references (%json and %stop bodies reference none)."""
-        return [] if body.startswith((_STOP, _JSON)) else rule_references(body)
+        """Rules a body references (%json, %stop and %lexeme bodies reference none)."""
+        return [] if body.startswith((_STOP, _JSON, _LEXEME)) else rule_references(body)
 
 
 #: Keywords whose values are schemas, or lists / maps of schemas, that :func:`strict_schema` walks into.
@@ -288,9 +327,25 @@ def _after_delimiter(node: Parser, delimiters: tuple[str, ...]) -> tuple[str, Pa
 
 
 def _containing(texts: list[str]) -> str:
-    """A regex for any text holding one of ``texts`` (every non-alphanumeric character by code point)."""
-    spelled = ("".join(ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):X}}}" for ch in t) for t in texts)
-    return f"(?s:.*(?:{'|'.join(spelled)}).*)"
+    """A regex for any text holding one of ``texts``."""
+    return f"(?s:.*(?:{'|'.join(_exact_regex(t) for t in texts)}).*)"
+
+
+def _exact_regex(text: str) -> str:
+    """``text`` as a regex matching it exactly (every non-alphanumeric character by code point)."""
+    return "".join(ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):X}}}" for ch in text)
+
+
+def _optional_marker(node: Parser) -> tuple[bool, str] | None:
+    """For ``optional([space] literal(L))``: (whether whitespace leads, ``L``); else None."""
+    if not (isinstance(node, Repeat) and node.min == 0 and node.max == 1):
+        return None
+    inner = node.child.items if isinstance(node.child, Sequence) else (node.child,)
+    if len(inner) == 2 and isinstance(inner[0], Space) and isinstance(inner[1], Literal) and inner[1].text:
+        return True, inner[1].text
+    if len(inner) == 1 and isinstance(inner[0], Literal) and inner[0].text:
+        return False, inner[0].text
+    return None
 
 
 def _strip_prefix(node: Parser, prefix: str) -> Parser | None:
