@@ -26,6 +26,7 @@ else:
     xgr = pytest.importorskip("xgrammar", reason="xgrammar comes with vLLM; .ci/run runs these tests in its venv")
 
 from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser.check import recognizer as gbnf_recognizer
 
 from ..grammar.test_full_grammar import TEMPLATE_SPELLINGS
 from ..grammar.test_grammar_negative import TEMPLATES as CALL_TEMPLATES
@@ -33,7 +34,6 @@ from ..grammar.test_grammar_negative import TOOLS as WEATHER_TOOLS
 from ..grammar.test_grammar_negative import USER as WEATHER_USER
 from ..grammar.test_grammar_negative import _render_call
 from ..grammar.test_structural_tag import TAGGED, tag_gbnf
-from ..support import gbnf_recognizer
 from ..support.outputs import TOOLS, USER, chat, outputs
 
 _INFO = xgr.TokenizerInfo([bytes([b]) for b in range(256)], xgr.VocabType.RAW)  # one token per byte
