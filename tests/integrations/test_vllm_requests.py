@@ -19,8 +19,10 @@ Per (template, variant):
 
 Each reason says whose doing the difference is (``by``): vLLM's (what its serving does to a request: tools dumped
 with ``None`` fields, contents wrapped as parts, null contents turned into ``''`` or ``[]``, arguments parsed, a
-model's image placeholder) or autoparser's (a deliberate choice of the request normalisation, ``autoparser.requests``:
-call ids mapped, past reasoning as a thinking block, image parts a template cannot show refused).
+call's fields in the order of OpenAI's type, a model's image placeholder) or autoparser's (a deliberate choice of the
+request normalisation, ``autoparser.requests``: call ids mapped, past reasoning as a thinking block or under
+``thinking`` too, request data printed as JSON, a tool result as a list where the template iterates over it, image
+parts a template cannot show refused).
 
 ``python -m tests.integrations.test_vllm_requests`` prints the parity table (markdown), see :func:`parity_table`.
 """
