@@ -19,8 +19,10 @@ Per (template, variant):
 
 Each reason says whose doing the difference is (``by``): vLLM's (what its serving does to a request: tools dumped
 with ``None`` fields, contents wrapped as parts, null contents turned into ``''`` or ``[]``, arguments parsed, a
-model's image placeholder) or autoparser's (a deliberate choice of the request normalisation, ``autoparser.requests``:
-call ids mapped, past reasoning as a thinking block, image parts a template cannot show refused).
+call's fields in the order of OpenAI's type, a model's image placeholder) or autoparser's (a deliberate choice of the
+request normalisation, ``autoparser.requests``: call ids mapped, past reasoning as a thinking block or under
+``thinking`` too, request data printed as JSON, a tool result as a list where the template iterates over it, image
+parts a template cannot show refused).
 
 ``python -m tests.integrations.test_vllm_requests`` prints the parity table (markdown), see :func:`parity_table`.
 """
@@ -178,7 +180,9 @@ REASONS: dict[str, Reason] = {
         "vLLM hands templates its own dump of each tool (`[tool.model_dump() for tool in request.tools]`), so a "
         'tool sent without `description` or `parameters` arrives with `"description": None` / `"parameters": None`; '
         "templates printing tools as JSON (`{{ tool | tojson }}`, `{{ tool.function | tojson }}`, `{{ tools | "
-        'tojson }}`, Llama\'s `{{- t | tojson(indent=4) }}`) print `"description": null`, `"parameters": null` '
+        "tojson }}`, Llama's and Cogito's `{{- t | tojson(indent=4) }}`, Kimi K2 Thinking's `{{ tools | "
+        "tojson(separators=(',', ':')) }}`, Kimi K3's own `json_sorted(tool_list)` macro, mistral.rs's Mistral Nemo "
+        '`\'"\' + key + \'": \' + val|tojson` for each field) print `"description": null`, `"parameters": null` '
         "where apply() prints the tool as the client sent it.",
         (
             "Bielik-11B-v3.0-Instruct",
@@ -201,25 +205,43 @@ REASONS: dict[str, Reason] = {
             "Reka-Edge",
             "Spark2.5",
             "StepFun3.5-Flash",
+            "axolotl-exaone4",
+            "axolotl-falcon_h1",
             "deepseek-ai-DeepSeek-V3.2",
             "deepseek-ai-DeepSeek-V4",
+            "hfjs-LiquidAI-LFM2.5-VL-450M",
+            "hfjs-moonshotai-Kimi-K2-Thinking",
             "ibm-granite-granite-3.3-2B-Instruct",
             "ibm-granite-granite-4.0",
             "inclusionai-ling-3.0-flash",
+            "llamacpp-Kimi-K3",
             "meta-llama-Llama-3.1-8B-Instruct",
             "meta-llama-Llama-3.2-3B-Instruct",
             "meta-llama-Llama-3.3-70B-Instruct",
             "meta-llama-Llama-4-Scout-17B-16E-Instruct",
             "mistralai-Ministral-3-14B-Reasoning-2512",
+            "mistralrs-mistral_nemo_tool_call",
             "moonshotai-Kimi-K2",
             "nvidia-Llama-3_3-Nemotron-Super-49B-v1_5",
             "nvidia-Nemotron-Mini-4B-Instruct",
+            "ollama-cogito-3b",
+            "ollama-granite3-dense-2b",
+            "ollama-qwen3-next-80b",
+            "ollama-testdata-laguna_v8",
             "stepfun-ai-Step-3.5-Flash",
+            "trl-qwen3_instruct_2507",
             "unsloth-mistral-Devstral-Small-2507",
             "upstage-Solar-Open-100B",
+            "vllm-template_minicpmv45",
+            "vllm-tool_chat_template_granite",
+            "vllm-tool_chat_template_llama4_json",
+            "vllm-tool_chat_template_mistral3",
+            "vllm-tool_chat_template_mistral_parallel",
+            "vllm-tool_chat_template_qwen2_5_coder",
+            "vllm-tool_chat_template_xlam_qwen",
         ),
         BASE_TEXT,
-        vllm=r'(description|parameters)"?: null',
+        vllm=r'(description|parameters)"?: ?null',
         apply=EMPTY,
         only={
             **dict.fromkeys(
@@ -229,10 +251,12 @@ REASONS: dict[str, Reason] = {
                     "Qwen3.5-4B",
                     "Reka-Edge",
                     "StepFun3.5-Flash",
-                    "meta-llama-Llama-4-Scout-17B-16E-Instruct",
+                    "hfjs-LiquidAI-LFM2.5-VL-450M",
                     "mistralai-Ministral-3-14B-Reasoning-2512",
                     "moonshotai-Kimi-K2",
                     "stepfun-ai-Step-3.5-Flash",
+                    "vllm-tool_chat_template_llama4_json",
+                    "vllm-tool_chat_template_mistral3",
                 ),
                 BASE_TOOLS,  # templates with a place for the image
             ),
@@ -244,40 +268,63 @@ REASONS: dict[str, Reason] = {
         },
     ),
     "none-as-text": Reason(
-        "The same `None` description and parameters (see `none-as-null`) printed as text: Apriel's and Hammer's "
-        "`{{ tool|string }}` print `'description': None`, `'parameters': None`; Gemma 4's `{description:<|\"|>{{- "
-        "tool_data['function']['description'] -}}<|\"|>`, Command R+'s and MiniCPM3's `{{- tool.description }}` "
-        "print `None`; Nemotron 3 Nano's and Qwen3-Coder's `{%- if tool.description is defined %}` holds for `None`, "
-        "so `'\\n<description>' ~ (tool.description | trim)` prints `<description>None</description>`; Command A's "
-        'and Command R7B\'s `"description": "{{ tool[\'function\'][\'description\'] }}", "parameters": {{ '
+        "The same `None` description and parameters (see `none-as-null`) printed as text: Gemma 4's and "
+        "DiffusionGemma's `{description:<|\"|>{{- tool_data['function']['description'] -}}<|\"|>`, Command R+'s and "
+        "MiniCPM3's `{{- tool.description }}` print `None`; Nemotron 3 Nano's (and Ollama's copy) and Qwen3-Coder's "
+        "`{%- if tool.description is defined %}` holds for `None`, so `'\\n<description>' ~ (tool.description | "
+        "trim)` prints `<description>None</description>`; Command A's, Command A Reasoning's and Command R7B's "
+        '`"description": "{{ tool[\'function\'][\'description\'] }}", "parameters": {{ '
         "tool['function']['parameters']|tojson }}` print `\"None\"` and `null`. apply() prints nothing there, or "
         'the defaults it gives a template that cannot do without (`""`, `{"type": "object", "properties": {}}`).',
         (
-            "Apriel-1.6-15b-Thinker-fixed",
             "Cohere2MoE",
             "CohereForAI-c4ai-command-r-plus-tool_use",
             "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
-            "MadeAgents-Hammer2.1",
             "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
             "Qwen3-Coder",
             "google-gemma-4-31B-it",
             "google-gemma-4-31B-it-interleaved",
+            "hfjs-CohereLabs-command-a-reasoning-08-2025",
+            "ollama-testdata-nemotron3nano",
             "openbmb-MiniCPM3-4B",
-            "unsloth-Apriel-1.5",
+            "trl-diffusion_gemma",
         ),
         BASE_TEXT,
         vllm=r"\bNone\b|\Anull\Z",
         apply=AUTOPARSER_DEFAULTS,
-        only=dict.fromkeys(
-            (
-                "Apriel-1.6-15b-Thinker-fixed",
-                "Cohere2MoE",
-                "google-gemma-4-31B-it",
-                "google-gemma-4-31B-it-interleaved",
-                "unsloth-Apriel-1.5",
+        only={
+            **dict.fromkeys(
+                (
+                    "Cohere2MoE",
+                    "google-gemma-4-31B-it",
+                    "google-gemma-4-31B-it-interleaved",
+                    "ollama-testdata-nemotron3nano",
+                    "trl-diffusion_gemma",
+                ),
+                BASE_TOOLS,
             ),
-            BASE_TOOLS,
+            # the others: vLLM raises first (null-content-no-parts)
+            "hfjs-CohereLabs-command-a-reasoning-08-2025": ("content_with_calls",),
+        },
+    ),
+    "tools-as-json": Reason(
+        "Templates that print the tool list as text (Apriel's `{% for tool in tools %}{{ tool|string }}{% endfor "
+        "%}`, Hammer's `{{- tools|string }}`, SmolLM3's (Hugging Face's revision) `(tool | string)`): vLLM's dicts "
+        "print as Python reprs (`{'type': 'function', 'function': {'name': 'get_weather', 'description': None, ...`, "
+        "its `None` fields included, see `none-as-null`), apply() hands over request data that prints as JSON "
+        '(`{"type": "function", "function": {"name": "get_weather", ...`, the tool as sent), as every tool list the '
+        "model saw in training was.",
+        (
+            "Apriel-1.6-15b-Thinker-fixed",
+            "MadeAgents-Hammer2.1",
+            "hfjs-HuggingFaceTB-SmolLM3-3B",
+            "unsloth-Apriel-1.5",
         ),
+        NO_IMAGE,
+        vllm=r"\A[^\"]*'[^\"]*\Z",  # Python's quotes (and None) ...
+        apply=r"\A[^']*\"[^']*\Z",  # ... where JSON's are
+        only=dict.fromkeys(("Apriel-1.6-15b-Thinker-fixed", "unsloth-Apriel-1.5"), ALL),  # a place for the image
+        by="autoparser",
     ),
     "none-raises": Reason(
         "The same `None` (see `none-as-null`) where the template adds the description to a string or reads the "
@@ -285,8 +332,8 @@ REASONS: dict[str, Reason] = {
         '`{{- "// " + tool.description + "\\n" }}`, LongCat\'s `"Description: " + tool.function.description`, '
         'functionary v3.1\'s `"\' to \'"|safe + t["function"]["description"]`, functionary v3.2\'s '
         "`function.get('description', '')` (the key is there, with `None`), Seed-OSS's "
-        "`item.function.parameters.properties.items()`: vLLM answers 400, apply() renders the tool as sent "
-        "(or with its defaults).",
+        "`item.function.parameters.properties.items()`, vLLM's own DeepSeek V3.1 tool template's `'\\nDescription: ' "
+        "+ tool.function.description`: vLLM answers 400, apply() renders the tool as sent (or with its defaults).",
         (
             "Apertus-8B-Instruct",
             "ByteDance-Seed-OSS",
@@ -296,6 +343,7 @@ REASONS: dict[str, Reason] = {
             "meetkai-functionary-medium-v3.2",
             "meituan-longcat-LongCat-Flash-Chat",
             "openai-gpt-oss-120b",
+            "vllm-tool_chat_template_deepseekv31",
         ),
         BASE_TEXT,
         vllm=r"NoneType|'None' has no attribute",
@@ -330,11 +378,29 @@ REASONS: dict[str, Reason] = {
         "uses a content without checking for a list it prints the Python list: Gemma 4's system turn `{{- "
         "messages[0]['content'] | trim -}}` prints `[{'type': 'text', 'text': 'You are a weather assistant.'}]`; "
         "Kimi K2's calling turn `{%- if message['content'] -%}{{ message['content'] }}` prints its parts (and the "
-        "plain request's `''` as `[{'type': 'text', 'text': ''}]`). apply() gives these roles strings.",
-        ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved", "moonshotai-Kimi-K2"),
-        vllm=r"\[\{'type': 'text', 'text': '|'\}\]",
-        apply=EMPTY,
-        only={"moonshotai-Kimi-K2": ("content_with_calls", "plain")},
+        "plain request's `''` as `[{'type': 'text', 'text': ''}]`); Cogito's (Ollama's) `{%- set system_message = "
+        "messages[0]['content']|trim %}` prints the system parts; Llama 4's tool preamble `{%- set "
+        "first_user_message = messages[0]['content']|trim %}` prints the user's parts (their separator where apply() "
+        "joins them with a newline, and the newline of a string escaped: `\\n`); Nemotron 3 Nano's (Ollama's "
+        "copy) `{%- set sys_content = system_message | string %}` prints the system parts, and its answers, skipping "
+        '`{%- if content is string -%}` ... `{%- set content = "<think></think>" ~ content -%}` for the list, '
+        "print `content | default('', true) | string` without the empty thinking block (and the plain request's "
+        "calling turn without the newline after it). apply() gives these roles strings.",
+        (
+            "google-gemma-4-31B-it",
+            "google-gemma-4-31B-it-interleaved",
+            "meta-llama-Llama-4-Scout-17B-16E-Instruct",
+            "moonshotai-Kimi-K2",
+            "ollama-cogito-3b",
+            "ollama-testdata-nemotron3nano",
+        ),
+        vllm=r"\{'type': 'text', 'text': '|'\}\]|\A\\n|\A\Z",
+        apply=r"\A(\n?|\nfor|<think></think>)\Z",  # (\nfor: Llama 4's escaped newline; \n: Nemotron's newline)
+        only={
+            "meta-llama-Llama-4-Scout-17B-16E-Instruct": NO_IMAGE,  # image_parts: see image-in-repr
+            "moonshotai-Kimi-K2": ("content_with_calls", "plain"),
+            "ollama-cogito-3b": NO_IMAGE,  # image_parts: see image-dropped
+        },
     ),
     "wrapped-content-raises": Reason(
         "The same wrapping (see `wrapped-content`) where the template adds a string to the system content: "
@@ -350,9 +416,17 @@ REASONS: dict[str, Reason] = {
         "For a template vLLM detects as looping over content parts, `parse_chat_messages` turns `content: null` "
         "into no parts (`[]`): Devstral's assistant branch `{%- if message['content'] is string %}` ... `{%- else "
         "%}{{- message['content'][0]['text'] }}` fails with `list object has no element 0` (the calling turn of "
-        "content_with_calls and plain has a part, and renders).",
-        ("unsloth-mistral-Devstral-Small-2507",),
+        "content_with_calls and plain has a part, and renders); Command A Reasoning's calling turn `{% elif "
+        "message.thinking or message.content[0].thinking %}` fails the same way, the reasoning being under vLLM's "
+        "`reasoning` / `reasoning_content`, not `thinking` (see `thinking-alias`).",
+        ("hfjs-CohereLabs-command-a-reasoning-08-2025", "unsloth-mistral-Devstral-Small-2507"),
         tuple(v for v in VARIANT_NAMES if v not in ("content_with_calls", "plain")),
+        # no_reasoning: both raise (apply's '' fails the same way: see empty-content-indexed)
+        only={
+            "hfjs-CohereLabs-command-a-reasoning-08-2025": tuple(
+                v for v in VARIANT_NAMES if v not in ("no_reasoning", "content_with_calls", "plain")
+            )
+        },
         vllm=r"list object has no element 0",
         raises="vllm",
     ),
@@ -369,22 +443,52 @@ REASONS: dict[str, Reason] = {
         apply=EMPTY,
     ),
     "arguments-dict": Reason(
-        "vLLM parses a call's JSON-string `arguments` into a dict (`_postprocess_messages`); functionary v3.2 "
-        "adds them to a string (`'>>>' + tool_call['function']['name'] + '\\n' + "
-        "tool_call['function']['arguments']`) and fails on the dict, where apply() hands a template that reads "
+        "vLLM parses a call's JSON-string `arguments` into a dict (`_postprocess_messages`); templates that add "
+        "them to a string fail on the dict: functionary v3.2's `'>>>' + tool_call['function']['name'] + '\\n' + "
+        "tool_call['function']['arguments']`, functionary v2.2's `'<|from|>assistant\\n<|recipient|>' + "
+        "tool_call['function']['name'] + '\\n<|content|>' + tool_call['function']['arguments']`, R1 1776's "
+        "(Ollama's) `'```json' + '\\n' + tool['function']['arguments']`; apply() hands a template that reads "
         "arguments as text the client's JSON text.",
-        ("meetkai-functionary-medium-v3.2",),
-        COMPLETE_TOOLS,  # the others: vLLM fails on the None description first (none-raises)
+        ("hfjs-meetkai-functionary-medium-v2.2", "meetkai-functionary-medium-v3.2", "ollama-r1-1776-671b"),
+        NO_IMAGE,
         vllm=r'can only concatenate str \(not "dict"\) to str',
-        apply=r'>>>get_weather\n\{"city": "Paris", "days": 2\}',
+        apply=r"(>>>|<\|recipient\|>|<｜tool▁sep｜>)get_weather\n(<\|content\|>|```json\n)?"
+        r'\{"city": "Paris", "days": 2\}',
         raises="vllm",
+        # the others: vLLM fails on the None description first (none-raises)
+        only={"meetkai-functionary-medium-v3.2": COMPLETE_TOOLS},
+    ),
+    "call-key-order": Reason(
+        "vLLM validates each past call into OpenAI's typed message, whose `Function` declares `arguments` before "
+        "`name`, and hands the template that order; a template that prints a call's function object whole prints "
+        "the arguments first: Cogito's (Ollama's), mistral.rs's Mistral Nemo and vLLM's own Mistral and xLAM "
+        "templates' `{%- set out = tool_call.function|tojson %}`, vLLM's own Granite template's "
+        "`message.tool_calls|map(attribute='function')|list|tojson(indent=4)` print `{\"arguments\": {...}, "
+        '"name": "get_weather"}`; apply() keeps the order the client sent (`name`, then `arguments`). The hunks '
+        "are the name moving and the brackets and commas around it.",
+        (
+            "mistralrs-mistral_nemo_tool_call",
+            "ollama-cogito-3b",
+            "vllm-tool_chat_template_granite",
+            "vllm-tool_chat_template_mistral3",
+            "vllm-tool_chat_template_mistral_parallel",
+            "vllm-tool_chat_template_xlam_qwen",
+        ),
+        NO_IMAGE,
+        vllm=r'name": "get_weather"|\A[\s,{}]*\Z',
+        apply=r'name": "get_weather"|\A[\s,{}]*\Z',
+        only={"vllm-tool_chat_template_mistral3": ALL},  # it has a place for the image
     ),
     "call-ids": Reason(
         "Mistral's templates reject a call id that is not 9 alphanumerics (`{%- if not tool_call.id is defined or "
         'tool_call.id|length != 9 %}{{- raise_exception("Tool call IDs should be alphanumeric strings with length '
         "9!\") }}`); vLLM passes the client's ids (its `truncate_tool_call_ids` runs only in its Mistral tokenizer "
         "mode) and answers 400, apply() maps them to ids of that shape, the same in the call and its result.",
-        ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407"),
+        (
+            "Mistral-Small-3.2-24B-Instruct-2506",
+            "hfjs-mistralai-Mistral-Nemo-Instruct-2407-old",
+            "mistralai-Mistral-Nemo-Instruct-2407",
+        ),
         NO_IMAGE,
         vllm=r"Tool call IDs should be alphanumeric strings with length 9!",
         apply=r'("call_id": "|\[TOOL_RESULTS\])[A-Za-z0-9]{9}\b',
@@ -400,6 +504,64 @@ REASONS: dict[str, Reason] = {
         tuple(v for v in VARIANT_NAMES if v not in ("no_reasoning", "plain")),
         vllm=EMPTY,
         apply=r"THINK\]",
+        by="autoparser",
+    ),
+    "thinking-alias": Reason(
+        "apply() hands past reasoning to the template under every name templates read (`reasoning_content`, "
+        "`reasoning`, and `thinking`, as transformers aliases them); vLLM passes `reasoning` and `reasoning_content` "
+        "only. Command A Reasoning reads `thinking` (`{% elif message.thinking or message.content[0].thinking "
+        "%}<|START_THINKING|>{{ print_thinking(message) }}<|END_THINKING|>`): in vLLM's prompt the reasoning is "
+        "lost.",
+        ("hfjs-CohereLabs-command-a-reasoning-08-2025",),
+        ("content_with_calls",),  # the others: vLLM raises first (null-content-no-parts)
+        vllm=EMPTY,
+        apply=r"\ASTART_THINKING\|>Two cities, so two calls\.<\|END_THINKING\|><\|\Z",
+        by="autoparser",
+    ),
+    "tool-result-list": Reason(
+        "Command A Reasoning iterates over a tool result, reading it as a list of documents (`{%- for content in "
+        'tool_msg.content %}"{{ loop.index0 }}": {{ content|tojson }}`): vLLM hands it the string (text parts '
+        'joined), printed a character at a time (`"0": "s", "1": "u", ...`); apply() passes a list holding the '
+        "text (`tool_result_list`).",
+        ("hfjs-CohereLabs-command-a-reasoning-08-2025",),
+        ("content_with_calls",),  # the others: vLLM raises first (null-content-no-parts)
+        vllm=r'\A\w"(,\s+"\d+": "[^"]*")*,\s+"\d+": "\w\Z',
+        apply=r"\A(sunny, 24C|light rain, 18C)\Z",
+        by="autoparser",
+    ),
+    "empty-content-indexed": Reason(
+        "Command A Reasoning reads the first content part of a calling turn without reasoning (`{% elif "
+        "message.thinking or message.content[0].thinking %}`) and shows no content of such a turn: vLLM wraps the "
+        "plain request's `''` as one text part and renders (with its tool results a character at a time, see "
+        "`tool-result-list`); apply() gives the role the string it takes for a turn that does not show parts, and "
+        "the template fails on `''[0]` (`str object has no element 0`: it renders calls only after reasoning).",
+        ("hfjs-CohereLabs-command-a-reasoning-08-2025",),
+        ("plain",),
+        vllm=r"<\|CHATBOT_TOKEN\|><\|START_ACTION\|>\[",
+        apply=r"str object has no element 0",
+        raises="apply",
+        by="autoparser",
+    ),
+    "named-ids": Reason(
+        "Kimi K2 Thinking's first revision writes a call's id where its name goes and never the name (`{%- set "
+        "formatted_id = tool_call['id'] -%}<|tool_call_begin|>{{ formatted_id }}`, `## Return of {{ tool_call_id "
+        "}}`): apply() gives ids in another shape the model's own `functions.NAME:INDEX`, the same in the call and "
+        "its result; vLLM passes them as sent, leaving the model without the name of the function called.",
+        ("hfjs-moonshotai-Kimi-K2-Thinking",),
+        NO_IMAGE,
+        vllm=r"\A(call_|toolu_|[0-9a-f]{8}-)[\w-]+\Z",
+        apply=r"\Afunctions\.get_weather:\d\Z",
+        by="autoparser",
+    ),
+    "developer-as-string": Reason(
+        "DiffusionGemma names the developer role (`messages[0]['role'] in ['system', 'developer']`), so it keeps "
+        "it; apply() gives a `developer` message its text as a string (it probes the content shape of the system, "
+        "user and assistant roles), printed with `{{- messages[0]['content'] | trim -}}`; vLLM passes parts, "
+        "printed with a space after each (`{{- item['text'] | trim + ' '-}}`).",
+        ("trl-diffusion_gemma",),
+        ("developer",),
+        vllm=r"\A \Z",
+        apply=EMPTY,
         by="autoparser",
     ),
     # --- images -------------------------------------------------------------------------------------------------
@@ -430,20 +592,59 @@ REASONS: dict[str, Reason] = {
             "Qwen-Qwen2.5-7B-Instruct",
             "Qwen-Qwen3-0.6B",
             "Qwen3-Coder",
+            "axolotl-command_a",
+            "axolotl-exaone4",
+            "axolotl-falcon_h1",
+            "axolotl-metharme",
             "deepseek-ai-DeepSeek-R1-Distill-Llama-8B",
             "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B",
             "deepseek-ai-DeepSeek-V3.1",
             "deepseek-ai-DeepSeek-V3.2",
             "deepseek-ai-DeepSeek-V4",
+            "hfjs-Deci-DeciLM-7B-instruct",
+            "hfjs-HuggingFaceTB-SmolLM3-3B",
+            "hfjs-moonshotai-Kimi-K2-Thinking",
             "ibm-granite-granite-3.3-2B-Instruct",
             "inclusionai-ling-3.0-flash",
             "llama-cpp-rwkv-world",
+            "llamacpp-Kimi-K3",
             "microsoft-Phi-3.5-mini-instruct",
             "microsoft-Phi-4-reasoning",
+            "mistralrs-mistral_nemo_tool_call",
             "nvidia-Llama-3_3-Nemotron-Super-49B-v1_5",
             "nvidia-Nemotron-Mini-4B-Instruct",
+            "ollama-dbrx-132b",
+            "ollama-deepseek-coder-v2-16b",
+            "ollama-dolphin-mixtral-8x7b",
+            "ollama-falcon2-11b",
+            "ollama-glm4-9b",
+            "ollama-granite-code-3b",
+            "ollama-granite3-dense-2b",
+            "ollama-index-chatqa",
+            "ollama-llama-pro-latest",
+            "ollama-llava-phi3-3.8b",
+            "ollama-marco-o1-7b",
+            "ollama-nuextract-3.8b",
+            "ollama-olmo2-7b",
+            "ollama-openchat-7b",
+            "ollama-phi4-14b",
+            "ollama-qwen-0.5b",
+            "ollama-qwen3-next-80b",
+            "ollama-sailor2-1b",
+            "ollama-smallthinker-3b",
+            "ollama-testdata-laguna_v8",
+            "ollama-yi-coder-1.5b",
             "openbmb-MiniCPM3-4B",
+            "openinstruct-olmo_thinker",
+            "trl-qwen3_instruct_2507",
             "upstage-Solar-Open-100B",
+            "vllm-template_falcon",
+            "vllm-template_minicpmv45",
+            "vllm-template_teleflm",
+            "vllm-tool_chat_template_granite",
+            "vllm-tool_chat_template_mistral_parallel",
+            "vllm-tool_chat_template_qwen2_5_coder",
+            "vllm-tool_chat_template_xlam_qwen",
         ),
         ("image_parts",),
         vllm=r"<image>\nWeather in Paris and Tokyo\nfor the next 2 days\?",
@@ -454,12 +655,37 @@ REASONS: dict[str, Reason] = {
     "image-dropped": Reason(
         "For a template vLLM detects as looping over content parts, the image becomes `{'type': 'image'}`, which "
         "these templates skip (GLM's and MiniMax M2's `visible_text`: `{%- if item is mapping and item.type == "
-        "'text' -%}{{- item.text }}`; Granite 4's `{%- if entry.type== 'text' %}`): vLLM's prompt silently lacks "
-        "the image, apply() refuses it (`RequestError`: the template has no place for image parts).",
-        ("GLM-4.6", "GLM-4.7-Flash", "MiniMax-M2", "ibm-granite-granite-4.0"),
+        "'text' -%}{{- item.text }}`; Granite 4's `{%- if entry.type== 'text' %}`; Cogito's (Ollama's) `{%- if "
+        "item.type == 'text' %}`): vLLM's prompt silently lacks the image, apply() refuses it (`RequestError`: the "
+        "template has no place for image parts).",
+        ("GLM-4.6", "GLM-4.7-Flash", "MiniMax-M2", "ibm-granite-granite-4.0", "ollama-cogito-3b"),
         ("image_parts",),
         vllm=r"\A(?!.*image).*Weather in Paris and Tokyo",
         apply=r"an image part, which template '[^']*' cannot show \(has no place for image parts\)",
+        raises="apply",
+        by="autoparser",
+    ),
+    "image-in-repr": Reason(
+        "Llama 4 moves the first user message into its tool preamble (`{%- set first_user_message = "
+        "messages[0]['content']|trim %}`), printing vLLM's parts whole, the image as the text `{'type': 'image'}`: "
+        "the prompt holds no image. apply() gives the user role strings for that reason (see `wrapped-content`) and "
+        "refuses the image part (`RequestError`: the template reads this role's content as a string).",
+        ("meta-llama-Llama-4-Scout-17B-16E-Instruct",),
+        ("image_parts",),
+        vllm=r"\{'type': 'image'\}",
+        apply=r"an image part, which template '[^']*' cannot show \(reads this role's content as a string\)",
+        raises="apply",
+        by="autoparser",
+    ),
+    "image-unread": Reason(
+        'ShieldGemma (Ollama\'s) shows only the last user message (`"Human Question: " + messages[-1].content`): '
+        "the message vLLM gave its image placeholder (see `image-placeholder`) never reaches the prompt, which is "
+        "the one without the image; apply() refuses the image part (`RequestError`: the template reads this role's "
+        "content as a string).",
+        ("ollama-shieldgemma-27b",),
+        ("image_parts",),
+        vllm=r"\A(?!.*<image>).*Human Question: Thanks! And Berlin tomorrow\?",
+        apply=r"an image part, which template '[^']*' cannot show \(reads this role's content as a string\)",
         raises="apply",
         by="autoparser",
     ),
