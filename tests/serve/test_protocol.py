@@ -22,6 +22,7 @@ from .double import Script, UpstreamDouble, tokens
 from .helpers import accumulate, from_completion
 
 QWEN = "Qwen3.5-4B"
+JSON = {"content-type": "application/json"}
 WEATHER = {
     "type": "function",
     "function": {
@@ -203,7 +204,7 @@ def test_a_request_the_template_refuses_is_a_400_with_its_reason(client: Any) ->
 
 
 def test_a_body_that_is_not_json(base_url: Any) -> None:
-    response = httpx2.post(base_url(QWEN) + "/chat/completions", content=b"{not json", timeout=30)
+    response = httpx2.post(base_url(QWEN) + "/chat/completions", content=b"{not json", headers=JSON, timeout=30)
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and error["code"] == "invalid_json"

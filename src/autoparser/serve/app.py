@@ -1,4 +1,6 @@
-"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health``.
+"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health`` (and
+``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`), behind :mod:`.access` (request ids, timing,
+the access log, replies scrubbed of secrets) and :mod:`.security` (Host, API key, media type; CORS where asked).
 
 A request is validated (:mod:`.protocol`), rendered with ``ChatTemplate.apply``, sent to the upstream
 (:mod:`.upstream`) and its reply read back with the request's own parser: ``params.parse()`` for a whole reply,
@@ -24,6 +26,8 @@ import anyio
 import httpx2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -33,8 +37,12 @@ from ..api import ChatTemplate
 from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
+from .access import REQUEST_ID_HEADER, Access, request_id_of
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
+from .health import HealthProbe, health, live
+from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
+from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
 from .upstream import PieceStream, Upstream, UpstreamError, make_upstream
 
 __all__ = ["ServeConfig", "create_app"]
@@ -57,6 +65,10 @@ class ServeConfig:
     bos: str = "auto"
     upstream_extra: dict[str, Any] = field(default_factory=dict)
     upstream_timeout: float | None = 600.0  # seconds without a byte from the upstream; None: no limit
+    api_key: str | None = None  # clients must send "Authorization: Bearer <api_key>" (health and metrics stay open)
+    allowed_origins: tuple[str, ...] = ()  # CORS: the browser origins allowed ("*": any); none: CORS off
+    host: str = "127.0.0.1"  # where the server listens: on loopback, only loopback Host headers are answered
+    allowed_hosts: tuple[str, ...] = ()  # further Host names answered on loopback (a proxy that keeps its Host)
 
 
 class _Server:
@@ -75,9 +87,13 @@ class _Server:
             # EOS (it is also HTML)
             next_turn += [m.strip() for m in one.analysis.stop_markers if m.strip() not in ("", "</s>", *next_turn)]
         self.client = client
+        # The URL's user and password become a header: no message, /health or log line can show them
+        credentials = split_credentials(config.upstream, config.upstream_api_key)
+        self.scrubber = Scrubber(credentials.secrets)
+        scrub_logs(credentials.secrets)
         self.upstream: Upstream = make_upstream(
             config.upstream_kind,
-            config.upstream,
+            credentials.url,
             client,
             grammar_field=config.grammar_field,
             model=config.upstream_model,
@@ -89,6 +105,7 @@ class _Server:
             extra=config.upstream_extra,
             api_key=config.upstream_api_key,
         )
+        self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
 
 
@@ -147,6 +164,7 @@ class _CompleteReply(Response):
             await _error(_upstream_error(err))(scope, receive, send)
             return
         message = self.params.parse(piece.text)
+        observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
         body = completion(Reply(self.server.model), message, piece.finish, piece.usage, self.params.warnings)
         await JSONResponse(body)(scope, receive, send)
 
@@ -167,6 +185,7 @@ class _StreamedReply(Response):
             _log.warning("%s", err.message)
             await _error(_upstream_error(err))(scope, receive, send)
             return
+        self.seen = observation(scope)
         try:
             await _until_disconnect(receive, lambda: self._relay(pieces, send))
         except _Disconnected:
@@ -211,6 +230,7 @@ class _StreamedReply(Response):
             failure = err
         last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
         message = parser.message
+        self.seen.reply(usage, message.warnings, params.warnings)
         found = warnings_field(message.warnings, params.warnings)
         if found:
             last["autoparser_warnings"] = found
@@ -219,6 +239,7 @@ class _StreamedReply(Response):
             if last:
                 await emit(reply.chunk(last, with_usage_field=usage_field))
             await emit(_upstream_error(failure).body())
+            self.seen.error(_upstream_error(failure).type)
         else:
             await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
             if usage_field:
@@ -250,11 +271,6 @@ async def models(request: Request) -> Response:
     return JSONResponse({"object": "list", "data": [model]})
 
 
-async def health(request: Request) -> Response:
-    server: _Server = request.app.state.autoparser
-    return JSONResponse({"status": "ok", "model": server.model, "upstream": server.upstream.endpoint})
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
@@ -263,8 +279,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    _log.exception("internal error on %s", request.url.path)
-    return _error(APIError(500, f"internal server error: {type(exc).__name__}: {exc}", type="server_error"))
+    """A 500 says only "internal error" and the request id; the traceback goes to the log alone."""
+    rid = request_id_of(request.scope)
+    _log.error("internal error on %s (request %s)", request.url.path, rid, exc_info=exc)
+    reply = _error(APIError(500, f"internal error (request id {rid})", type="server_error"))
+    reply.headers[REQUEST_ID_HEADER] = rid
+    return reply
 
 
 def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
@@ -276,6 +296,26 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
         limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
         client = httpx2.AsyncClient(timeout=timeout, limits=limits)
     server = _Server(template, config, client)
+    metrics = Metrics()
+    # Outermost first: every reply gets its request id and is counted, refused ones too; CORS answers a browser's
+    # preflight before the key is asked for
+    middleware = [Middleware(Access, metrics=metrics, scrubber=server.scrubber)]
+    if config.allowed_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.allowed_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+                expose_headers=["X-Request-Id"],
+                max_age=600,
+            )
+        )
+    middleware.append(
+        Middleware(
+            Guard, api_key=config.api_key, check_host=is_loopback(config.host), allowed_hosts=config.allowed_hosts
+        )
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
@@ -288,9 +328,14 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
+            Route("/health/live", live, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
+        middleware=middleware,
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
         lifespan=lifespan,
     )
     app.state.autoparser = server
+    app.state.metrics = metrics
+    app.state.health = HealthProbe(server.upstream)
     return app
