@@ -198,7 +198,11 @@ def _serve_arguments(commands: Any) -> None:
         "(structured_outputs.grammar), vllm-structural-tag (structured_outputs.structural_tag), sglang-ebnf (ebnf), "
         "sglang-structural-tag (response_format); none sends no grammar (default)",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; on loopback only loopback Host headers are answered)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--model-name", metavar="NAME", help="the model name clients see (default: the template's)")
     serve.add_argument(
@@ -235,6 +239,24 @@ def _serve_arguments(commands: Any) -> None:
         default=600.0,
         metavar="SECONDS",
         help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
+    )
+    serve.add_argument(
+        "--api-key",
+        metavar="KEY",
+        default=os.environ.get("AUTOPARSER_API_KEY"),
+        help="clients must send 'Authorization: Bearer KEY' (default: $AUTOPARSER_API_KEY; none: no key asked; "
+        "/health and /metrics stay open)",
+    )
+    serve.add_argument(
+        "--allowed-origins",
+        metavar="ORIGINS",
+        help="comma-separated browser origins allowed by CORS ('*': any; default: CORS off)",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help="comma-separated Host names answered besides loopback ones when listening on loopback (a proxy that "
+        "passes its own Host on); default: loopback names only",
     )
     serve.add_argument(
         "--log-level",
@@ -677,6 +699,7 @@ def _model_name(spec: str) -> str:
 def _serve(args: argparse.Namespace) -> int:
     try:
         from .serve import ServeConfig, create_app, serve
+        from .serve.security import mask_url
     except ImportError as err:
         raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
     extra: dict[str, Any] = {}
@@ -702,6 +725,10 @@ def _serve(args: argparse.Namespace) -> int:
         bos=args.bos,
         upstream_extra=extra,
         upstream_timeout=args.upstream_timeout or None,
+        api_key=args.api_key or None,
+        allowed_origins=_names(args.allowed_origins),
+        host=args.host,
+        allowed_hosts=_names(args.allowed_hosts),
     )
     try:
         app = create_app(tmpl, config)
@@ -709,11 +736,16 @@ def _serve(args: argparse.Namespace) -> int:
         raise _Failure(_in(args.template, err)) from None
     print(
         f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1 "
-        f"in front of {args.upstream_kind} at {args.upstream}",
+        f"in front of {args.upstream_kind} at {mask_url(args.upstream)}",
         file=sys.stderr,
     )
     serve(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
+
+
+def _names(option: str | None) -> tuple[str, ...]:
+    """A comma-separated option's names."""
+    return tuple(name.strip() for name in (option or "").split(",") if name.strip())
 
 
 def _check(args: argparse.Namespace) -> int:

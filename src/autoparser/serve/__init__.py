@@ -41,7 +41,17 @@ __all__ = [
 
 
 def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
-    """Run ``app`` with uvicorn until interrupted."""
+    """Run ``app`` with uvicorn until interrupted. The server's own log (``autoparser.serve``: the access line with
+    its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log."""
+    import logging
+
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    logger = logging.getLogger("autoparser")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(log_level.upper())
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

@@ -40,7 +40,18 @@ __all__ = [
 # Open without the API key, as vLLM leaves them: a load balancer's probes and Prometheus' scrapes carry no key
 OPEN_PATHS = frozenset({"/health", "/health/live", "/metrics"})
 MASK = "***"
-_LOGGERS = ("autoparser", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "httpx2", "httpcore")
+_LOGGERS = (
+    "autoparser",
+    "autoparser.serve",
+    "autoparser.serve.access",
+    "uvicorn",
+    "uvicorn.error",
+    "uvicorn.access",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+)
 
 
 @dataclass(frozen=True)
