@@ -232,3 +232,27 @@ def test_a_500_says_internal_error_and_the_request_id(double: UpstreamDouble, ca
     assert error["type"] == "server_error" and error["message"] == "internal error (request id req-500)"
     assert "RuntimeError" not in response.text and "detail" not in response.text
     assert "a detail for the log only" in caplog.text and "req-500" in caplog.text
+
+
+def test_the_command_line_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import autoparser.serve as serve_package
+    from autoparser import cli
+
+    runs: list[Any] = []
+    monkeypatch.setattr(serve_package, "serve", lambda app, **options: runs.append(app))
+    upstream = "http://bob:hunter2@127.0.0.1:8080"
+    arguments = ["serve", QWEN, "--upstream", upstream, "--allowed-origins", "https://a.example, https://b.example"]
+    assert cli.main([*arguments, "--api-key", "sk-cli", "--allowed-hosts", "proxy.example"]) == 0
+    monkeypatch.setenv("AUTOPARSER_API_KEY", "sk-env")
+    assert cli.main(arguments) == 0
+    guards = []
+    for app in runs:
+        assert app.state.autoparser.upstream.endpoint == "http://127.0.0.1:8080/completion"
+        layer = app.build_middleware_stack()
+        while not hasattr(layer, "key"):
+            layer = layer.app
+        guards.append(layer)
+    assert [g.key for g in guards] == [b"sk-cli", b"sk-env"]
+    assert guards[0].allowed_hosts == {"proxy.example"} and guards[0].check_host
+    err = capsys.readouterr().err
+    assert "hunter2" not in err and "http://***@127.0.0.1:8080" in err
