@@ -272,3 +272,10 @@ def test_a_content_length_that_is_not_a_number_is_a_400(post: Any) -> None:
 def test_a_chunked_body_growing_past_the_limit_is_a_413(post: Any) -> None:
     status, _ = _raw_asgi(post, [], [b'{"messages": "' + b"x" * 100_000] * 3)
     assert status == 413
+
+
+def test_a_model_not_served_is_a_404(post: Any) -> None:
+    error = _error(post({"model": "gpt-4o", "messages": USER}), 404)
+    assert error["param"] == "model" and error["code"] == "model_not_found" and "gpt-4o" in error["message"]
+    assert post({"model": TEMPLATE, "messages": USER}).status_code == 200
+    assert post({"messages": USER}).status_code == 200  # no model: the one served (vLLM's rule)

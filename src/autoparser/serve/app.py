@@ -239,7 +239,7 @@ async def chat_completions(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     try:
         body = await read_json(request, server.limits)
-        chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools)
+        chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
         params = apply_request(server.template, chat)
         build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
     except APIError as err:

@@ -279,11 +279,16 @@ def _reasoning_effort(body: Mapping[str, Any]) -> str | None:
 
 
 def parse_chat_request(
-    body: object, template_vars: frozenset[str] = frozenset(), *, max_tools: int | None = None
+    body: object,
+    template_vars: frozenset[str] = frozenset(),
+    *,
+    max_tools: int | None = None,
+    model: str | None = None,
 ) -> ChatRequest:
     """Validate a ``/v1/chat/completions`` body. ``template_vars``: the variables the chat template reads (kept for
     callers; the template's reasoning switches are its analysis's, applied by ``ChatTemplate.apply``).
-    ``max_tools``: the most ``tools`` a request may hold (None: any number).
+    ``max_tools``: the most ``tools`` a request may hold (None: any number). ``model``: the one model served; a
+    request naming another is a 404, as vLLM answers (one that names none is served, as vLLM serves it).
 
     Raises :class:`APIError` (400) naming the field. Messages and tools are checked in depth by
     :func:`apply_request` (the request normalisation)."""
@@ -310,6 +315,10 @@ def parse_chat_request(
     for key, (kinds, what) in _PASSIVE.items():
         _typed(body, key, kinds, what)
     _metadata(body)
+    if model is not None and body.get("model") not in (None, model):
+        raise APIError(
+            404, f"The model `{body['model']}` does not exist.", param="model", code="model_not_found"
+        )
     _modalities(body)
     n = _integer(body, "n")
     if n is not None and n != 1:
