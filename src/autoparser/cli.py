@@ -240,6 +240,31 @@ def _serve_arguments(commands: Any) -> None:
         metavar="SECONDS",
         help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
     )
+    # Request limits (autoparser.serve.body.RequestLimits holds the same defaults: tests/serve check they agree)
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="the largest request body (default 16 MiB; larger: 413)",
+    )
+    serve.add_argument(
+        "--max-tools", type=int, default=128, metavar="N", help="the most tools a request may declare (default 128)"
+    )
+    serve.add_argument(
+        "--max-json-depth",
+        type=int,
+        default=64,
+        metavar="N",
+        help="how deep a request's JSON may nest, call arguments and schemas included (default 64)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="longest wait for the next byte of a request body (default 30; 0: no limit; then 408)",
+    )
     serve.add_argument(
         "--api-key",
         metavar="KEY",
@@ -729,6 +754,10 @@ def _serve(args: argparse.Namespace) -> int:
         allowed_origins=_names(args.allowed_origins),
         host=args.host,
         allowed_hosts=_names(args.allowed_hosts),
+        max_body_bytes=args.max_body_bytes,
+        max_tools=args.max_tools,
+        max_json_depth=args.max_json_depth,
+        body_timeout=args.body_timeout or None,
     )
     try:
         app = create_app(tmpl, config)

@@ -14,7 +14,6 @@ watches the ASGI ``receive`` channel while it waits on the upstream.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -38,12 +37,13 @@ from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
 from .access import REQUEST_ID_HEADER, Access, request_id_of
+from .body import RequestLimits, read_json
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
 from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
-from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
+from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
-from .upstream import PieceStream, Upstream, UpstreamError, make_upstream
+from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
 __all__ = ["ServeConfig", "create_app"]
 
@@ -69,6 +69,12 @@ class ServeConfig:
     allowed_origins: tuple[str, ...] = ()  # CORS: the browser origins allowed ("*": any); none: CORS off
     host: str = "127.0.0.1"  # where the server listens: on loopback, only loopback Host headers are answered
     allowed_hosts: tuple[str, ...] = ()  # further Host names answered on loopback (a proxy that keeps its Host)
+    # What one request may be (body.RequestLimits): 413 past the size, 400 past the tools or the depth, 408 when
+    # the body stops arriving
+    max_body_bytes: int = RequestLimits.max_body_bytes
+    max_tools: int = RequestLimits.max_tools
+    max_json_depth: int = RequestLimits.max_json_depth
+    body_timeout: float | None = RequestLimits.body_timeout
 
 
 class _Server:
@@ -107,6 +113,8 @@ class _Server:
         )
         self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
+        self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
+        self.grammar_fields = grammar_fields(self.upstream)
 
 
 def _error(err: APIError) -> JSONResponse:
@@ -251,13 +259,10 @@ class _StreamedReply(Response):
 async def chat_completions(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     try:
-        raw = await request.body()
-        try:
-            body = json.loads(raw)
-        except ValueError as err:
-            raise APIError(400, f"the request body is not valid JSON: {err}", code="invalid_json") from None
-        chat = parse_chat_request(body, server.template_vars)
+        body = await read_json(request, server.limits)
+        chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
         params = apply_request(server.template, chat)
+        build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
     except APIError as err:
         return _error(err)
     if chat.stream:

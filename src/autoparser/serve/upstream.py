@@ -472,6 +472,15 @@ class OpenAIUpstream(Upstream):
         return piece
 
 
+def grammar_fields(upstream: Upstream) -> Callable[[ChatParams], dict[str, Any]]:
+    """What writes the grammar fields ``upstream`` sends (the server writes them before it answers, where a schema
+    the grammar cannot take is still the client's error)."""
+    if isinstance(upstream, OpenAIUpstream):
+        field = upstream.grammar_field
+        return lambda params: openai_grammar(params, field)
+    return llama_cpp_grammar
+
+
 def openai_grammar(params: ChatParams, grammar_field: str) -> dict[str, Any]:
     """The grammar fields of an OpenAI-style completions request: whole-output grammars (these engines constrain
     from the first token), in the field ``grammar_field`` names; markers must then come back as text
