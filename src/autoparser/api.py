@@ -16,7 +16,7 @@ from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
 from .build import build_grammar, build_parser
-from .errors import GrammarError, RenderLimitError, SchemaError, TemplateError
+from .errors import GrammarError, RenderLimitError, RequestError, SchemaError, TemplateError
 from .grammar.spec import GrammarSpec
 from .params import ChatParams
 from .parser.assemble import GeneratedParser
@@ -25,6 +25,8 @@ from .parser.request import ParseRequest, ToolSpec, normalize_tools
 from .requests import (
     check_schema,
     check_tools,
+    continued_prompt,
+    final_text,
     left_out,
     missing_defaults,
     normalize_messages,
@@ -108,9 +110,10 @@ class ChatTemplate(JinjaChatTemplate):
         enable_thinking: bool | None = None,
         json_schema: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
-        add_generation_prompt: bool = True,
+        add_generation_prompt: bool | None = None,
         undeclared_tools: str = "call",
         reasoning_effort: str | None = None,
+        continue_final_message: bool = False,
     ) -> ChatParams:
         """Render the prompt for a chat request and prepare the parser for the model's reply.
 
@@ -135,7 +138,19 @@ class ChatTemplate(JinjaChatTemplate):
         still lists every tool, as OpenAI's API does). ``undeclared_tools``: a call to a tool not in ``tools`` is
         returned as a call with a warning (``"call"``: the server decides what to do with it) or its text is kept as
         content with a warning (``"content"``). The grammar allows only the declared tools either way.
+
+        ``add_generation_prompt`` (default: on, unless continuing) ends the prompt with the template's opening of the
+        assistant's turn. ``continue_final_message`` (vLLM's and transformers' extension) ends the prompt inside the
+        final assistant message instead, right after its text, so the model continues that text: the message must be
+        the assistant's and hold text, and ``add_generation_prompt`` must not be set too (:class:`RequestError`).
         """
+        if continue_final_message and add_generation_prompt:
+            raise RequestError(
+                "continue_final_message", "cannot be set together with add_generation_prompt (the prompt ends in one)"
+            )
+        if add_generation_prompt is None:
+            add_generation_prompt = not continue_final_message
+        continued = final_text(messages) if continue_final_message else None
         tool_list = check_tools(tools)
         if json_schema is not None:
             check_schema(json_schema, "json_schema")
@@ -181,6 +196,9 @@ class ChatTemplate(JinjaChatTemplate):
             enable_thinking = self._thinking_default(tool_list, extra)
         if parallel_tool_calls is None:
             parallel_tool_calls = self.capabilities.supports_parallel_tool_calls
+        prompt = with_prompt if add_generation_prompt else without
+        if continued is not None:
+            prompt, generation_prompt = continued_prompt(without, continued), ""
         request = ParseRequest(
             generation_prompt=generation_prompt if add_generation_prompt else "",
             tools=specs,
@@ -193,7 +211,7 @@ class ChatTemplate(JinjaChatTemplate):
         )
         generated, grammar, warnings = _build(self.analysis, request)
         return ChatParams(
-            with_prompt if add_generation_prompt else without,
+            prompt,
             generation_prompt,
             self.analysis.format,
             generated,

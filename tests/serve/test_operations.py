@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -213,7 +214,15 @@ def test_the_access_log_line_has_the_request_id(
     double.script("logged", Script(["</think>", "\n\n", "Hi"]))
     httpx2.post(observed + "/v1/chat/completions", json=_ask("logged"), headers={"x-request-id": "trace-77"})
     httpx2.get(observed + "/v1/models%0Afake%20line")
-    lines = [r.getMessage() for r in caplog.records if r.name == "autoparser.serve.access"]
+
+    def access_lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == "autoparser.serve.access"]
+
+    # The line is written once the reply has gone out, in the server's thread: it may follow the client's return.
+    deadline = time.monotonic() + 10
+    while not any("/v1/models%0Afake" in x for x in access_lines()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = access_lines()
     (line,) = [x for x in lines if "trace-77" in x]
     assert '"POST /v1/chat/completions" 200' in line and line.endswith("request_id=trace-77")
     assert all("\n" not in x for x in lines)

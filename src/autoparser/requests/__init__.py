@@ -9,13 +9,15 @@
 * :mod:`.json_data` — request data that prints as JSON, never as a Python repr;
 * :mod:`.call_ids` — client call ids mapped into the template's id format;
 * :mod:`.checks` — request data of bounded depth without lone surrogates, schemas that are JSON Schema;
-* :mod:`.tools` — the tools checked, and completed with OpenAI's defaults where a template needs them.
+* :mod:`.tools` — the tools checked, and completed with OpenAI's defaults where a template needs them;
+* :mod:`.continuation` — ``continue_final_message``: the prompt cut inside the final assistant message.
 
 docs/requests.md says what is normalised and why, and how the prompts compare with transformers and vLLM.
 """
 
 from .checks import MAX_DEPTH, check_json_data, check_schema
 from .content_format import ContentFormat, content_format
+from .continuation import continued_prompt, final_text
 from .messages import NormalizedMessages, left_out, normalize_messages
 from .profile import RequestProfile, request_profile
 from .tools import check_tools, missing_defaults, with_defaults
@@ -29,6 +31,8 @@ __all__ = [
     "check_schema",
     "check_tools",
     "content_format",
+    "continued_prompt",
+    "final_text",
     "left_out",
     "missing_defaults",
     "normalize_messages",

@@ -114,6 +114,10 @@ class ChatRequest:
     stream: bool = False
     include_usage: bool = False
     sampling: Sampling = Sampling()
+    # vLLM's extensions: the prompt ends with the assistant's opening (default), or inside the final assistant
+    # message, whose text the model then continues
+    add_generation_prompt: bool | None = None
+    continue_final_message: bool = False
 
 
 def _type_name(value: object) -> str:
@@ -348,6 +352,15 @@ def parse_chat_request(
         presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
         logit_bias=_logit_bias(body),
     )
+    add_generation_prompt = _typed(body, "add_generation_prompt", (bool,), "a boolean")
+    continue_final_message = bool(_typed(body, "continue_final_message", (bool,), "a boolean"))
+    if continue_final_message and add_generation_prompt:
+        raise _invalid(
+            "continue_final_message",
+            "cannot be true together with add_generation_prompt (vLLM's rule; send add_generation_prompt: false)",
+        )
+    if continue_final_message and messages[-1].get("role") != "assistant":
+        raise _invalid("continue_final_message", "needs the final message to be the assistant's, to continue it")
     return ChatRequest(
         messages=messages,
         tools=tools,
@@ -359,6 +372,8 @@ def parse_chat_request(
         stream=stream,
         include_usage=bool(include_usage) and stream,
         sampling=sampling,
+        add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
     )
 
 
@@ -373,6 +388,8 @@ def apply_request(template: ChatTemplate, request: ChatRequest) -> ChatParams:
             json_schema=request.json_schema,
             chat_template_kwargs=request.chat_template_kwargs,
             reasoning_effort=request.reasoning_effort,
+            add_generation_prompt=request.add_generation_prompt,
+            continue_final_message=request.continue_final_message,
         )
     except RequestError as err:
         raise APIError(400, str(err), param=err.field, code="invalid_value") from err

@@ -1,0 +1,67 @@
+"""vLLM's request extensions the server honours: ``add_generation_prompt`` and ``continue_final_message`` (the
+prompt the upstream gets ends inside the final assistant message, and the reply continues it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+
+from .double import Script, UpstreamDouble, tokens
+
+QWEN = "Qwen3.5-4B"
+JSON = {"content-type": "application/json"}
+
+
+def _post(base_url: Any, body: dict[str, Any]) -> httpx2.Response:
+    return httpx2.post(f"{base_url(QWEN)}/chat/completions", json=body, headers=JSON, timeout=60)
+
+
+def _prompt(double: UpstreamDouble, key: str) -> str:
+    bodies = double.bodies(key)
+    assert bodies, f"the upstream got no request for {key}"
+    return str(bodies[-1]["prompt"])
+
+
+def test_continue_final_message_ends_the_prompt_inside_the_message(base_url: Any, double: UpstreamDouble) -> None:
+    key = "[continue]"
+    double.script(key, Script(tokens(" gently falling")))
+    messages = [
+        {"role": "user", "content": f"A haiku about autumn {key}"},
+        {"role": "assistant", "content": "Crimson maple leaves"},
+    ]
+    reply = _post(base_url, {"model": QWEN, "messages": messages, "continue_final_message": True})
+    assert reply.status_code == 200, reply.text
+    prompt = _prompt(double, key)
+    assert prompt.endswith("Crimson maple leaves")  # no end of turn, no new assistant turn after it
+    assert prompt.count("<|im_start|>assistant") == 1
+    assert reply.json()["choices"][0]["message"]["content"].strip() == "gently falling"
+
+
+def test_add_generation_prompt_false_leaves_the_assistant_turn_unopened(base_url: Any, double: UpstreamDouble) -> None:
+    key = "[no-generation-prompt]"
+    messages = [{"role": "user", "content": f"Hello {key}"}]
+    assert _post(base_url, {"model": QWEN, "messages": messages, "add_generation_prompt": False}).status_code == 200
+    assert _prompt(double, key).endswith("<|im_end|>\n")
+    key = "[generation-prompt]"
+    messages = [{"role": "user", "content": f"Hello {key}"}]
+    assert _post(base_url, {"model": QWEN, "messages": messages}).status_code == 200
+    assert "<|im_start|>assistant\n" in _prompt(double, key).rsplit("<|im_end|>", 1)[1]
+
+
+def test_what_cannot_be_continued_is_a_400(base_url: Any) -> None:
+    user = {"role": "user", "content": "Hello"}
+    assistant = {"role": "assistant", "content": "Hi"}
+    cases = [
+        ({"messages": [user], "continue_final_message": True}, "continue_final_message"),
+        ({"messages": [user, assistant], "continue_final_message": True, "add_generation_prompt": True},
+         "continue_final_message"),
+        ({"messages": [user, {"role": "assistant", "content": ""}], "continue_final_message": True},
+         "messages[1].content"),
+        ({"messages": [user], "continue_final_message": "yes"}, "continue_final_message"),
+        ({"messages": [user], "add_generation_prompt": 1}, "add_generation_prompt"),
+    ]
+    for body, param in cases:
+        reply = _post(base_url, {"model": QWEN, **body})
+        assert reply.status_code == 400, (body, reply.text)
+        assert reply.json()["error"]["param"] == param, (body, reply.text)
