@@ -169,6 +169,7 @@ def _check_arguments(commands: Any) -> None:
 # holds the same lists: tests/serve check they agree).
 _UPSTREAM_KINDS = ("llama.cpp", "openai")
 _GRAMMAR_FIELDS = ("none", "vllm-lark", "vllm-structural-tag", "sglang-ebnf", "sglang-structural-tag")
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
 _BOS_MODES = ("auto", "strip", "keep")
 _SERVE_INSTALL = "pip install 'autoparser[serve]'"
 
@@ -239,6 +240,13 @@ def _serve_arguments(commands: Any) -> None:
         default=600.0,
         metavar="SECONDS",
         help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
+    )
+    serve.add_argument(
+        "--reasoning-field",
+        choices=_REASONING_FIELDS,
+        default=_REASONING_FIELDS[0],
+        help="the reply's field for the model's reasoning: reasoning_content (DeepSeek's, older vLLM's; default) or "
+        "reasoning (newer vLLM's)",
     )
     # Request limits (autoparser.serve.body.RequestLimits holds the same defaults: tests/serve check they agree)
     serve.add_argument(
@@ -750,6 +758,7 @@ def _serve(args: argparse.Namespace) -> int:
         bos=args.bos,
         upstream_extra=extra,
         upstream_timeout=args.upstream_timeout or None,
+        reasoning_field=args.reasoning_field,
         api_key=args.api_key or None,
         allowed_origins=_names(args.allowed_origins),
         host=args.host,

@@ -12,12 +12,13 @@ import pytest
 
 import autoparser.serve as serve_package
 from autoparser import cli
-from autoparser.serve import upstream
+from autoparser.serve import chunks, upstream
 
 
 def test_the_command_lists_agree_with_the_package() -> None:
     assert cli._UPSTREAM_KINDS == upstream.KINDS
     assert tuple(upstream.GRAMMAR_FIELDS) == cli._GRAMMAR_FIELDS
+    assert cli._REASONING_FIELDS == chunks.REASONING_FIELDS
     assert cli._BOS_MODES == upstream.BOS_MODES
 
 

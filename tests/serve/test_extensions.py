@@ -1,11 +1,18 @@
 """vLLM's request extensions the server honours: ``add_generation_prompt`` and ``continue_final_message`` (the
-prompt the upstream gets ends inside the final assistant message, and the reply continues it)."""
+prompt the upstream gets ends inside the final assistant message, and the reply continues it); and the name of the
+reasoning field (``--reasoning-field``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import anyio
 import httpx2
+
+from autoparser import ChatTemplate
+from autoparser.serve import ServeConfig, create_app
+from autoparser.serve.chunks import REASONING_FIELDS
 
 from .double import Script, UpstreamDouble, tokens
 
@@ -65,3 +72,30 @@ def test_what_cannot_be_continued_is_a_400(base_url: Any) -> None:
         reply = _post(base_url, {"model": QWEN, **body})
         assert reply.status_code == 400, (body, reply.text)
         assert reply.json()["error"]["param"] == param, (body, reply.text)
+
+
+def test_the_reasoning_field_is_the_servers_choice(double: UpstreamDouble) -> None:
+    """``--reasoning-field reasoning`` (newer vLLM's name): the reasoning arrives under it, whole and streamed, and
+    ``reasoning_content`` is not sent; the default keeps ``reasoning_content``."""
+    key = "[reasoning-field]"
+    double.script(key, Script(tokens("Thinking it over.\n</think>\n\nHello!")))
+    body = {"model": QWEN, "messages": [{"role": "user", "content": f"Hi {key}"}]}
+    for field in REASONING_FIELDS:
+        app = create_app(ChatTemplate.load(QWEN), ServeConfig(double.url, model_name=QWEN, reasoning_field=field))
+
+        async def ask(app: Any = app) -> tuple[dict[str, Any], str]:
+            transport = httpx2.ASGITransport(app=app)
+            async with httpx2.AsyncClient(transport=transport, base_url="http://localhost", headers=JSON) as http:
+                whole = (await http.post("/v1/chat/completions", json=body)).json()
+                streamed = (await http.post("/v1/chat/completions", json={**body, "stream": True})).text
+            return whole, streamed
+
+        whole, streamed = anyio.run(ask)
+        message = whole["choices"][0]["message"]
+        assert message[field].strip() == "Thinking it over." and message["content"] == "Hello!"
+        other = next(f for f in REASONING_FIELDS if f != field)
+        assert other not in message
+        events = [json.loads(b[6:]) for b in streamed.split("\n\n") if b.startswith("data: {")]
+        deltas = [e["choices"][0]["delta"] for e in events if e.get("choices")]
+        assert "".join(d.get(field) or "" for d in deltas).strip() == "Thinking it over."
+        assert not any(other in d for d in deltas)

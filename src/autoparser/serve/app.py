@@ -65,6 +65,7 @@ class ServeConfig:
     bos: str = "auto"
     upstream_extra: dict[str, Any] = field(default_factory=dict)
     upstream_timeout: float | None = 600.0  # seconds without a byte from the upstream; None: no limit
+    reasoning_field: str = "reasoning_content"  # the reply's reasoning field: chunks.REASONING_FIELDS
     api_key: str | None = None  # clients must send "Authorization: Bearer <api_key>" (health and metrics stay open)
     allowed_origins: tuple[str, ...] = ()  # CORS: the browser origins allowed ("*": any); none: CORS off
     host: str = "127.0.0.1"  # where the server listens: on loopback, only loopback Host headers are answered
@@ -113,6 +114,7 @@ class _Server:
         )
         self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
+        self.reasoning_field = config.reasoning_field
         self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
         self.grammar_fields = grammar_fields(self.upstream)
 
@@ -173,7 +175,8 @@ class _CompleteReply(Response):
             return
         message = self.params.parse(piece.text)
         observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
-        body = completion(Reply(self.server.model), message, piece.finish, piece.usage, self.params.warnings)
+        reply = Reply(self.server.model, self.server.reasoning_field)
+        body = completion(reply, message, piece.finish, piece.usage, self.params.warnings)
         await JSONResponse(body)(scope, receive, send)
 
 
@@ -204,7 +207,7 @@ class _StreamedReply(Response):
 
     async def _relay(self, pieces: PieceStream, send: Send) -> None:
         params, request = self.params, self.request
-        reply = Reply(self.server.model)
+        reply = Reply(self.server.model, self.server.reasoning_field)
         usage_field = request.include_usage
 
         async def emit(data: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from ..message import ChatMessage, MessageDelta, ParseWarning
 
 __all__ = [
     "DONE",
+    "REASONING_FIELDS",
     "Reply",
     "Usage",
     "completion",
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 DONE = b"data: [DONE]\n\n"
+# Where the reasoning goes in a message or delta: DeepSeek's and older vLLM's `reasoning_content` (the default), or
+# newer vLLM's `reasoning`.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,17 @@ def warnings_field(parse_warnings: tuple[ParseWarning, ...], request_warnings: t
 class Reply:
     """One reply's identity (id, creation time, model) and its chunk and response bodies."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, reasoning_field: str = "reasoning_content") -> None:
         self.id = f"chatcmpl-{secrets.token_hex(12)}"
         self.created = int(time.time())
         self.model = model
+        self.reasoning_field = reasoning_field
+
+    def _named(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the reasoning under the server's chosen name."""
+        if self.reasoning_field != "reasoning_content" and "reasoning_content" in fields:
+            fields = {(self.reasoning_field if k == "reasoning_content" else k): v for k, v in fields.items()}
+        return fields
 
     def _envelope(self, kind: str) -> dict[str, Any]:
         return {"id": self.id, "object": kind, "created": self.created, "model": self.model}
@@ -78,7 +89,7 @@ class Reply:
         with_usage_field: bool = False,
     ) -> dict[str, Any]:
         body = self._envelope("chat.completion.chunk")
-        body["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        body["choices"] = [{"index": 0, "delta": self._named(delta), "logprobs": None, "finish_reason": finish}]
         if with_usage_field:
             body["usage"] = None  # OpenAI: every chunk but the last carries "usage": null with include_usage
         return body
@@ -91,7 +102,7 @@ class Reply:
 
     def response(self, message: dict[str, Any], finish: str, usage: Usage | None) -> dict[str, Any]:
         body = self._envelope("chat.completion")
-        body["choices"] = [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}]
+        body["choices"] = [{"index": 0, "message": self._named(message), "logprobs": None, "finish_reason": finish}]
         if usage is not None:
             body["usage"] = usage.to_openai()
         return body
