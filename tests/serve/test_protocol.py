@@ -185,14 +185,19 @@ def test_invalid_requests_get_a_400_naming_the_field(fields: dict, param: str, c
     assert param.split(".")[0].split("[")[0] in error.message
 
 
-def test_content_the_template_cannot_show_is_a_400_naming_the_part(client: Any) -> None:
+@pytest.mark.parametrize("template", ["NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "Qwen3.5-4B"])
+def test_media_parts_are_a_400_naming_the_part(template: str, client: Any, double: UpstreamDouble) -> None:
+    """The engine gets a text prompt only: an image is refused, whether the template could show it (Qwen 3.5 has a
+    place for it, which would stand for nothing upstream) or not; the upstream is never asked."""
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    key = f"[media-{template}]"
     with pytest.raises(openai.BadRequestError) as caught:
-        client("NousResearch-Hermes-3-Llama-3.1-8B-tool_use").chat.completions.create(
-            model="NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
-            messages=[{"role": "user", "content": [{"type": "text", "text": "What is it?"}, image]}],
+        client(template).chat.completions.create(
+            model=template,
+            messages=[{"role": "user", "content": [{"type": "text", "text": f"What is it? {key}"}, image]}],
         )
     assert caught.value.param == "messages[0].content[1]"
+    assert not double.bodies(key)
 
 
 def test_a_request_the_template_refuses_is_a_400_with_its_reason(client: Any) -> None:

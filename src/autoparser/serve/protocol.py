@@ -19,6 +19,7 @@ from ..params import ChatParams
 from ..peg.lowering.gbnf_syntax import RuleSet
 from ..peg.lowering.json_schema import JsonSchemaConverter
 from ..requests import check_schema
+from ..requests.profile import media_kind
 
 __all__ = [
     "REASONING_EFFORTS",
@@ -256,6 +257,22 @@ def _json_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
     raise _invalid("response_format.type", f'must be "text", "json_object" or "json_schema", got {kind!r}')
 
 
+def _no_media(content: object, index: int) -> None:
+    """Refuse image, audio and video parts: the upstream gets a text prompt only, and a reply to a prompt whose
+    image placeholder stands for nothing would answer a question it was never shown (a 400, not a 200 that drops
+    the image)."""
+    if not isinstance(content, list):
+        return
+    for j, part in enumerate(content):
+        kind = media_kind(part) if isinstance(part, dict) else None
+        if kind is not None:
+            raise _invalid(
+                f"messages[{index}].content[{j}]",
+                f"{kind} parts are not supported: this server sends the engine a text prompt only",
+                "unsupported_content",
+            )
+
+
 def _template_kwargs(body: Mapping[str, Any]) -> dict[str, Any]:
     """``chat_template_kwargs``, checked: no render argument the server sets itself, a boolean ``enable_thinking``."""
     kwargs = _typed(body, "chat_template_kwargs", (dict,), "an object")
@@ -313,6 +330,7 @@ def parse_chat_request(
             raise _invalid(f"messages[{i}]", f"must be an object, got {_type_name(message)}", "invalid_type")
         if not isinstance(message.get("role"), str):
             raise _invalid(f"messages[{i}].role", "is required (a string)", "missing_required_parameter")
+        _no_media(message.get("content"), i)
     tools = _typed(body, "tools", (list,), "an array of tools")
     if tools is not None and max_tools is not None and len(tools) > max_tools:
         raise _invalid("tools", f"holds {len(tools)} tools; this server takes at most {max_tools}")
