@@ -99,3 +99,24 @@ def test_the_reasoning_field_is_the_servers_choice(double: UpstreamDouble) -> No
         deltas = [e["choices"][0]["delta"] for e in events if e.get("choices")]
         assert "".join(d.get(field) or "" for d in deltas).strip() == "Thinking it over."
         assert not any(other in d for d in deltas)
+
+
+def test_vllms_sampling_extensions_reach_both_kinds(base_url: Any, double: UpstreamDouble) -> None:
+    """``top_k``, ``min_p`` and ``repetition_penalty`` reach the engine: under vLLM's names for an OpenAI-style one,
+    and llama.cpp's ``repeat_penalty``; out of range, they are a 400 naming the field."""
+    fields = {"top_k": 40, "min_p": 0.05, "repetition_penalty": 1.1}
+    for kind, path, names in [
+        ("llama.cpp", "/completion", {"top_k": "top_k", "min_p": "min_p", "repetition_penalty": "repeat_penalty"}),
+        ("openai", "/v1/completions", {"top_k": "top_k", "min_p": "min_p", "repetition_penalty": "repetition_penalty"}),
+    ]:
+        key = f"[extensions-{kind}]"
+        body = {"model": QWEN, "messages": [{"role": "user", "content": f"Hello {key}"}], **fields}
+        url = base_url(QWEN, kind)
+        reply = httpx2.post(f"{url}/chat/completions", json=body, headers=JSON, timeout=60)
+        assert reply.status_code == 200, reply.text
+        (sent,) = double.bodies(key, path)
+        assert {names[k]: sent.get(names[k]) for k in fields} == {names[k]: v for k, v in fields.items()}
+    for field, value in [("top_k", -2), ("top_k", 1.5), ("min_p", 1.5), ("repetition_penalty", 0), ("min_p", "x")]:
+        body = {"model": QWEN, "messages": [{"role": "user", "content": "Hello"}], field: value}
+        reply = httpx2.post(f"{base_url(QWEN)}/chat/completions", json=body, headers=JSON, timeout=60)
+        assert reply.status_code == 400 and reply.json()["error"]["param"] == field, (field, value, reply.text)

@@ -99,6 +99,10 @@ class Sampling:
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     logit_bias: dict[str, float] | None = None  # token id (as a string) -> bias in [-100, 100], OpenAI's form
+    # vLLM's extensions (its ranges: top_k -1 or 0 for all tokens, min_p in [0, 1], repetition_penalty > 0)
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
 
 
 @dataclass(frozen=True)
@@ -369,7 +373,12 @@ def parse_chat_request(
         frequency_penalty=_number(body, "frequency_penalty", -2.0, 2.0),
         presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
         logit_bias=_logit_bias(body),
+        top_k=_integer(body, "top_k", -1, 2**31 - 1),
+        min_p=_number(body, "min_p", 0.0, 1.0),
+        repetition_penalty=_number(body, "repetition_penalty", 0.0, 2.0**31),
     )
+    if sampling.repetition_penalty == 0:
+        raise _invalid("repetition_penalty", "must be greater than 0 (1: no penalty)")
     add_generation_prompt = _typed(body, "add_generation_prompt", (bool,), "a boolean")
     continue_final_message = bool(_typed(body, "continue_final_message", (bool,), "a boolean"))
     if continue_final_message and add_generation_prompt:

@@ -66,6 +66,10 @@ BOS_MODES = ("auto", "strip", "keep")
 # Sampling fields both kinds take under OpenAI's names (llama.cpp: server-schema.cpp; logit_bias in OpenAI's
 # {"token id": bias} form, which llama.cpp reads too)
 _SAMPLING = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "logit_bias")
+# vLLM's sampling extensions, which both kinds take too (under these names for an OpenAI-style engine: vLLM's)
+_EXTENSIONS = ("top_k", "min_p", "repetition_penalty")
+# ... and the names llama.cpp's /completion gives them where they differ
+_LLAMA_NAMES = {"repetition_penalty": "repeat_penalty"}
 # llama.cpp's common_grammar_trigger_type (its TOKEN type, 0, needs a token id: autoparser makes words instead)
 _TRIGGER_TYPES = {"word": 1, "pattern": 2, "pattern_full": 3}
 _log = logging.getLogger("autoparser.serve")
@@ -317,10 +321,10 @@ class LlamaCppUpstream(Upstream):
         n_predict = sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens
         if n_predict is not None:
             body["n_predict"] = n_predict
-        for key in _SAMPLING:
+        for key in (*_SAMPLING, *_EXTENSIONS):
             value = getattr(sampling, key)
             if value is not None:
-                body[key] = value
+                body[_LLAMA_NAMES.get(key, key)] = value
         stops = self.stops(params, request)
         if stops:
             body["stop"] = stops
@@ -437,7 +441,7 @@ class OpenAIUpstream(Upstream):
             # An engine's completions default is 16 tokens; null asks vLLM and OpenAI for the rest of the context.
             "max_tokens": sampling.max_tokens if sampling.max_tokens is not None else self.default_max_tokens,
         }
-        for key in _SAMPLING:
+        for key in (*_SAMPLING, *_EXTENSIONS):
             value = getattr(sampling, key)
             if value is not None:
                 body[key] = value
