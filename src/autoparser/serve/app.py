@@ -37,7 +37,7 @@ from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
 from .access import REQUEST_ID_HEADER, Access, request_id_of
-from .body import RequestLimits, read_json
+from .body import RequestLimits, parse_json, read_body
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
 from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
@@ -115,6 +115,9 @@ class _Server:
         self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
         self.reasoning_field = config.reasoning_field
+        # The worker threads that prepare requests and parse whole replies (8: more would only share the same
+        # cores): the event loop only moves bytes, so a 1,000-tool request does not hold up other streams
+        self.cpu = anyio.CapacityLimiter(8)
         self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
         self.grammar_fields = grammar_fields(self.upstream)
 
@@ -173,7 +176,7 @@ class _CompleteReply(Response):
             _log.warning("%s", err.message)
             await _error(_upstream_error(err))(scope, receive, send)
             return
-        message = self.params.parse(piece.text)
+        message = await anyio.to_thread.run_sync(self.params.parse, piece.text, limiter=self.server.cpu)
         observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
         reply = Reply(self.server.model, self.server.reasoning_field)
         body = completion(reply, message, piece.finish, piece.usage, self.params.warnings)
@@ -259,13 +262,21 @@ class _StreamedReply(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def _prepare(server: _Server, raw: bytes) -> tuple[ChatRequest, ChatParams]:
+    """The request's body read into the prompt and the parser: all of the request's CPU work (JSON, validation,
+    rendering, the parser and the grammar), run in a worker thread so that no request stalls another's stream."""
+    body = parse_json(raw, server.limits)
+    chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
+    params = apply_request(server.template, chat)
+    build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
+    return chat, params
+
+
 async def chat_completions(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     try:
-        body = await read_json(request, server.limits)
-        chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
-        params = apply_request(server.template, chat)
-        build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
+        raw = await read_body(request, server.limits)
+        chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, limiter=server.cpu)
     except APIError as err:
         return _error(err)
     if chat.stream:

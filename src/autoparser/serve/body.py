@@ -39,7 +39,17 @@ class RequestLimits:
 
 async def read_json(request: Request, limits: RequestLimits) -> object:
     """The request's body parsed as JSON, or :class:`APIError` (413, 408, 400)."""
-    raw = await _read(request, limits)
+    return parse_json(await read_body(request, limits), limits)
+
+
+async def read_body(request: Request, limits: RequestLimits) -> bytes:
+    """The request's body within the limits, or :class:`APIError` (413, 408, 400)."""
+    return await _read(request, limits)
+
+
+def parse_json(raw: bytes, limits: RequestLimits) -> object:
+    """``raw`` parsed as JSON and checked (depth, lone surrogates), or :class:`APIError` (400). CPU work on a
+    body of up to the size limit: the server runs it off the event loop."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
