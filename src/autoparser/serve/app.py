@@ -34,6 +34,7 @@ from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
+from .failures import upstream_error_event, upstream_error_response
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
 from .upstream import PieceStream, Upstream, UpstreamError, make_upstream
 
@@ -96,10 +97,6 @@ def _error(err: APIError) -> JSONResponse:
     return JSONResponse(err.body(), status_code=err.status)
 
 
-def _upstream_error(err: UpstreamError) -> APIError:
-    return APIError(502, err.message, code="upstream_error", type="upstream_error")
-
-
 class _Disconnected(Exception):
     """The client went away while the reply was being made."""
 
@@ -144,7 +141,7 @@ class _CompleteReply(Response):
             return
         except UpstreamError as err:
             _log.warning("%s", err.message)
-            await _error(_upstream_error(err))(scope, receive, send)
+            await upstream_error_response(err)(scope, receive, send)
             return
         message = self.params.parse(piece.text)
         body = completion(Reply(self.server.model), message, piece.finish, piece.usage, self.params.warnings)
@@ -165,7 +162,7 @@ class _StreamedReply(Response):
             return
         except UpstreamError as err:  # refused before the reply began: an HTTP error, as OpenAI's API answers
             _log.warning("%s", err.message)
-            await _error(_upstream_error(err))(scope, receive, send)
+            await upstream_error_response(err)(scope, receive, send)
             return
         try:
             await _until_disconnect(receive, lambda: self._relay(pieces, send))
@@ -218,7 +215,7 @@ class _StreamedReply(Response):
             _log.warning("%s", failure.message)
             if last:
                 await emit(reply.chunk(last, with_usage_field=usage_field))
-            await emit(_upstream_error(failure).body())
+            await emit(upstream_error_event(failure))
         else:
             await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
             if usage_field:
