@@ -288,7 +288,8 @@ def _sse(data: dict[str, Any]) -> bytes:
 class LoopbackServer:
     """An ASGI app served by uvicorn on a free loopback port, in a thread of its own."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
+        """``options``: more of uvicorn's ``Config`` (``http``, say)."""
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it every
         # keep-alive exchange waits out the peer's delayed ACK (40 ms)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -296,7 +297,7 @@ class LoopbackServer:
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=2, **options)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .app import ServeConfig, create_app
+from .connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
 from .upstream import BOS_MODES, GRAMMAR_FIELDS, KINDS, Piece, Upstream, UpstreamError
 
@@ -40,8 +41,18 @@ __all__ = [
 ]
 
 
-def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
-    """Run ``app`` with uvicorn until interrupted."""
+def serve(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    *,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
+) -> None:
+    """Run ``app`` with uvicorn until interrupted. A client that does not send a request's headers within
+    ``header_timeout`` seconds, or pauses in sending its body longer than ``read_timeout``, gets a 408 and its
+    connection closed (:mod:`.connections`; 0: no limit)."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, http=timed_protocol(header_timeout, read_timeout))

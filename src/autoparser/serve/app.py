@@ -30,6 +30,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..api import ChatTemplate
+from ..cache import DEFAULT_CACHE_MB, set_cache_budget
 from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
@@ -58,6 +59,7 @@ class ServeConfig:
     bos: str = "auto"
     upstream_extra: dict[str, Any] = field(default_factory=dict)
     upstream_timeout: float | None = 600.0  # seconds without a byte from the upstream; None: no limit
+    cache_mb: float = DEFAULT_CACHE_MB  # the parser and grammar caches' memory budget (the process's: autoparser.cache)
 
 
 class _Server:
@@ -267,6 +269,7 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
     """The server's ASGI app for ``template`` in front of ``config.upstream``. ``client``: the httpx client for
     the upstream (one is made, and closed at shutdown, when not given)."""
+    set_cache_budget(config.cache_mb)
     own_client = client is None
     if client is None:
         timeout = httpx2.Timeout(connect=30.0, read=config.upstream_timeout, write=60.0, pool=None)
