@@ -174,3 +174,11 @@ def test_secrets_and_mask_url() -> None:
     assert Secrets.of("http://host:1").scrub("anything") == "anything"
     assert mask_url("http://me:p%40ss@host:1/v1") == "http://me:***@host:1/v1"
     assert mask_url("http://host:1/v1") == "http://host:1/v1"
+
+
+def test_an_invalid_upstream_url_is_refused_at_start_without_its_password() -> None:
+    """A password with a bare ``/`` makes the rest of the URL a bad port: refused when the app is made (the CLI
+    says so and exits) instead of answering every request with an error; the message masks the password."""
+    with pytest.raises(ValueError, match="not valid") as caught:
+        create_app(ChatTemplate.load(QWEN), ServeConfig("http://admin:pw-Zq81/x@127.0.0.1:8080"))
+    assert "pw-Zq81" not in str(caught.value)

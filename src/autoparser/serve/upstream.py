@@ -249,6 +249,14 @@ class Upstream:
         self.extra = dict(extra or {})
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.secrets = Secrets.of(url, api_key)  # masked in every error this upstream raises
+        try:  # refused here, at start-up, rather than as an error on every request
+            httpx2.URL(self.url + self.path)
+        except (httpx2.InvalidURL, TypeError, ValueError) as err:
+            # neither the URL nor httpx's text, which quote parts of it: a password unsplit is not recognised
+            raise ValueError(
+                f"the upstream URL is not valid ({type(err).__name__}); in a password, '/', '@' and ':' must be "
+                "percent-encoded"
+            ) from None
         self._adds_bos: bool | None = None  # learned once (the same answer for every request)
 
     @property
