@@ -9,6 +9,7 @@ timeouts; each socket read has a generous timeout of its own, so a regression fa
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import time
 from collections.abc import Iterator
@@ -84,12 +85,21 @@ def test_headers_trickled_byte_by_byte_are_cut_off(server: LoopbackServer) -> No
     assert reply == b"" or _error(reply)["code"] == "request_timeout"
 
 
-def test_a_body_shorter_than_its_content_length_gets_a_408(server: LoopbackServer) -> None:
+def test_a_body_shorter_than_its_content_length_gets_a_408(
+    server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The 408, and for the app a client that left: logged as such, not as an internal error."""
+    caplog.set_level(logging.INFO, logger="autoparser.serve")
     body = json.dumps({"model": QWEN, "messages": [{"role": "user", "content": "Hi"}]}).encode()
     with _connect(server) as sock:
         sock.sendall(_request(body, length=len(body) + 100))
         error = _error(_read_all(sock))
     assert "body" in error["message"]
+    deadline = time.monotonic() + GUARD
+    while "disconnected before sending" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "disconnected before sending" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 
 def test_whole_requests_on_a_kept_alive_connection_are_answered(server: LoopbackServer) -> None:

@@ -24,7 +24,7 @@ import anyio
 import httpx2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -261,6 +261,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return _error(APIError(exc.status_code, message, code=None, type=kind))
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """A client that left (or was cut off by a read timeout) before sending its whole body: nobody to answer, and
+    nothing wrong with the server."""
+    _log.info("client disconnected before sending its whole request")
+    return Response(status_code=400)
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     _log.exception("internal error on %s", request.url.path)
     return _error(APIError(500, f"internal server error: {type(exc).__name__}: {exc}", type="server_error"))
@@ -289,7 +296,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
         ],
-        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        exception_handlers={HTTPException: _http_error, ClientDisconnect: _client_gone, Exception: _server_error},
         lifespan=lifespan,
     )
     app.state.autoparser = server
