@@ -23,7 +23,15 @@ from .params import ChatParams
 from .parser.assemble import GeneratedParser
 from .parser.leftovers import leftover_markers
 from .parser.request import ParseRequest, ToolSpec, normalize_tools
-from .requests import check_tools, left_out, missing_defaults, normalize_messages, request_profile, with_defaults
+from .requests import (
+    check_schema,
+    check_tools,
+    left_out,
+    missing_defaults,
+    normalize_messages,
+    request_profile,
+    with_defaults,
+)
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
 from .template.environment import variables_read
@@ -132,6 +140,8 @@ class ChatTemplate(JinjaChatTemplate):
         content with a warning (``"content"``). The grammar allows only the declared tools either way.
         """
         tool_list = check_tools(tools)
+        if json_schema is not None:
+            check_schema(json_schema, "json_schema")
         specs = normalize_tools(tool_list)
         tool_choice, specs = _named_tool_choice(tool_choice, specs)
         normalized = normalize_messages(messages, request_profile(self), self.name)

@@ -101,12 +101,22 @@ class _Store:
             self.budget = budget
             self._evict()
 
-    def usage(self) -> CacheUsage:
+    def usage(self, owner: object | None = None) -> CacheUsage:
         with self.lock:
-            return CacheUsage(len(self.entries), self.total, self.budget)
+            if owner is None:
+                return CacheUsage(len(self.entries), self.total, self.budget)
+            mine = [size for key, (_, size) in self.entries.items() if isinstance(key, tuple) and key[0] is owner]
+            return CacheUsage(len(mine), sum(mine), self.budget)
 
 
 _STORE = _Store(DEFAULT_CACHE_MB * MIB)
+
+
+@dataclass(frozen=True)
+class _Info:
+    """What ``functools.lru_cache``'s ``cache_info()`` says that a sized cache can say too."""
+
+    currsize: int
 
 
 def set_cache_budget(megabytes: float) -> None:
@@ -148,13 +158,18 @@ class SizedCache(Generic[V]):
     def clear(self) -> None:
         _STORE.clear(self)
 
+    def usage(self) -> CacheUsage:
+        """This cache's part of the store."""
+        return _STORE.usage(self)
+
     def __repr__(self) -> str:
         return f"SizedCache({self.name!r})"
 
 
 def sized_cache(size: Callable[..., int]) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Memoize a function of hashable arguments in the store; ``size(result, *args, **kwargs)`` estimates an
-    entry's bytes (called only on a miss). The wrapper has ``cache_clear()``, like ``functools.lru_cache``'s."""
+    entry's bytes (called only on a miss). The wrapper has ``cache_clear()`` and ``cache_info().currsize``, like
+    ``functools.lru_cache``'s."""
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         cache: SizedCache[Any] = SizedCache(f"{function.__module__}.{function.__qualname__}")
@@ -170,6 +185,7 @@ def sized_cache(size: Callable[..., int]) -> Callable[[Callable[P, R]], Callable
             return value
 
         wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
+        wrapper.cache_info = lambda: _Info(cache.usage().entries)  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

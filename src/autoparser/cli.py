@@ -198,7 +198,11 @@ def _serve_arguments(commands: Any) -> None:
         "(structured_outputs.grammar), vllm-structural-tag (structured_outputs.structural_tag), sglang-ebnf (ebnf), "
         "sglang-structural-tag (response_format); none sends no grammar (default)",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; on loopback only loopback Host headers are answered)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--model-name", metavar="NAME", help="the model name clients see (default: the template's)")
     serve.add_argument(
@@ -235,6 +239,49 @@ def _serve_arguments(commands: Any) -> None:
         default=600.0,
         metavar="SECONDS",
         help="longest wait for the next byte from the upstream (default 600; 0: no limit)",
+    )
+    # Request limits (autoparser.serve.body.RequestLimits holds the same defaults: tests/serve check they agree)
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="the largest request body (default 16 MiB; larger: 413)",
+    )
+    serve.add_argument(
+        "--max-tools", type=int, default=128, metavar="N", help="the most tools a request may declare (default 128)"
+    )
+    serve.add_argument(
+        "--max-json-depth",
+        type=int,
+        default=64,
+        metavar="N",
+        help="how deep a request's JSON may nest, call arguments and schemas included (default 64)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="longest wait for the next byte of a request body (default 30; 0: no limit; then 408)",
+    )
+    serve.add_argument(
+        "--api-key",
+        metavar="KEY",
+        default=os.environ.get("AUTOPARSER_API_KEY"),
+        help="clients must send 'Authorization: Bearer KEY' (default: $AUTOPARSER_API_KEY; none: no key asked; "
+        "/health and /metrics stay open)",
+    )
+    serve.add_argument(
+        "--allowed-origins",
+        metavar="ORIGINS",
+        help="comma-separated browser origins allowed by CORS ('*': any; default: CORS off)",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help="comma-separated Host names answered besides loopback ones when listening on loopback (a proxy that "
+        "passes its own Host on); default: loopback names only",
     )
     serve.add_argument(
         "--cache-mb",
@@ -698,6 +745,7 @@ def _model_name(spec: str) -> str:
 def _serve(args: argparse.Namespace) -> int:
     try:
         from .serve import ServeConfig, create_app, serve
+        from .serve.security import mask_url
     except ImportError as err:
         raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
     extra: dict[str, Any] = {}
@@ -726,6 +774,14 @@ def _serve(args: argparse.Namespace) -> int:
         bos=args.bos,
         upstream_extra=extra,
         upstream_timeout=args.upstream_timeout or None,
+        api_key=args.api_key or None,
+        allowed_origins=_names(args.allowed_origins),
+        host=args.host,
+        allowed_hosts=_names(args.allowed_hosts),
+        max_body_bytes=args.max_body_bytes,
+        max_tools=args.max_tools,
+        max_json_depth=args.max_json_depth,
+        body_timeout=args.body_timeout or None,
         cache_mb=args.cache_mb,
     )
     try:
@@ -734,7 +790,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise _Failure(_in(args.template, err)) from None
     print(
         f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1 "
-        f"in front of {args.upstream_kind} at {args.upstream}",
+        f"in front of {args.upstream_kind} at {mask_url(args.upstream)}",
         file=sys.stderr,
     )
     serve(
@@ -746,6 +802,11 @@ def _serve(args: argparse.Namespace) -> int:
         read_timeout=args.read_timeout,
     )
     return 0
+
+
+def _names(option: str | None) -> tuple[str, ...]:
+    """A comma-separated option's names."""
+    return tuple(name.strip() for name in (option or "").split(",") if name.strip())
 
 
 def _check(args: argparse.Namespace) -> int:

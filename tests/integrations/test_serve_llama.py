@@ -57,11 +57,12 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     model = write_tiny_gguf(template, tmp_path_factory.mktemp(name) / "tiny.gguf", extra_markers=extra, words=WORDS)
     assert BINARY is not None
     with LlamaServer(BINARY, model.path) as engine:
-        # cache_prompt off: a streamed and a plain reply with the same seed are the same reply
-        config = ServeConfig(engine.url, model_name=name, upstream_extra={"cache_prompt": False})
+        # cache_prompt off: a streamed and a plain reply with the same seed are the same reply; with a client API key
+        key = "sk-e2e-key"
+        config = ServeConfig(engine.url, model_name=name, upstream_extra={"cache_prompt": False}, api_key=key)
         app = create_app(template, config)
         with LoopbackServer(app) as server:
-            client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0, timeout=120)
             yield name, model, client
 
 

@@ -120,3 +120,14 @@ def test_the_core_does_not_import_the_serve_extra() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src}, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_request_limits(started: list[dict[str, Any]]) -> None:
+    """The limits' defaults are the package's; each option reaches the server (0: no body timeout)."""
+    from autoparser.serve.body import RequestLimits
+
+    cli.main(["serve", "Qwen3.5-4B", "--upstream", "http://127.0.0.1:8080"])
+    assert started[-1]["app"].state.autoparser.limits == RequestLimits()
+    options = ["--max-body-bytes", "1000", "--max-tools", "3", "--max-json-depth", "9", "--body-timeout", "0"]
+    cli.main(["serve", "Qwen3.5-4B", "--upstream", "http://127.0.0.1:8080", *options])
+    assert started[-1]["app"].state.autoparser.limits == RequestLimits(1000, 3, 9, None)

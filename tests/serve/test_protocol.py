@@ -22,6 +22,7 @@ from .double import Script, UpstreamDouble, tokens
 from .helpers import accumulate, from_completion
 
 QWEN = "Qwen3.5-4B"
+JSON = {"content-type": "application/json"}
 WEATHER = {
     "type": "function",
     "function": {
@@ -188,7 +189,8 @@ def test_content_the_template_cannot_show_is_a_400_naming_the_part(client: Any) 
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
     with pytest.raises(openai.BadRequestError) as caught:
         client("NousResearch-Hermes-3-Llama-3.1-8B-tool_use").chat.completions.create(
-            model="hermes", messages=[{"role": "user", "content": [{"type": "text", "text": "What is it?"}, image]}]
+            model="NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
+            messages=[{"role": "user", "content": [{"type": "text", "text": "What is it?"}, image]}],
         )
     assert caught.value.param == "messages[0].content[1]"
 
@@ -196,14 +198,15 @@ def test_content_the_template_cannot_show_is_a_400_naming_the_part(client: Any) 
 def test_a_request_the_template_refuses_is_a_400_with_its_reason(client: Any) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
         client("google-gemma-2-2b-it").chat.completions.create(
-            model="gemma", messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+            model="google-gemma-2-2b-it",
+            messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
         )
     assert caught.value.param == "messages" and caught.value.code == "template_error"
     assert "System role not supported" in caught.value.message
 
 
 def test_a_body_that_is_not_json(base_url: Any) -> None:
-    response = httpx2.post(base_url(QWEN) + "/chat/completions", content=b"{not json", timeout=30)
+    response = httpx2.post(base_url(QWEN) + "/chat/completions", content=b"{not json", headers=JSON, timeout=30)
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and error["code"] == "invalid_json"
@@ -286,31 +289,42 @@ def test_tool_choice_shapes_the_grammar(client: Any, double: UpstreamDouble) -> 
 def test_no_stop_at_markers_the_reply_itself_uses(client: Any, double: UpstreamDouble) -> None:
     """gpt-oss ends a message inside its turn with ``<|end|>`` and starts the next with ``<|start|>``: stopping at
     them would cut the answer after the analysis channel. Markers the reply's markup uses are no stops."""
-    client("openai-gpt-oss-120b").chat.completions.create(**_ask("oss-stops"), stop=["<|end|>"])
+    client("openai-gpt-oss-120b").chat.completions.create(
+        **_ask("oss-stops", model="openai-gpt-oss-120b"), stop=["<|end|>"]
+    )
     assert _sent(double, "oss-stops")["stop"] == ["<|end|>"]  # only the client's own
-    client("google-gemma-4-31B-it").chat.completions.create(**_ask("gemma-stops"))
+    client("google-gemma-4-31B-it").chat.completions.create(**_ask("gemma-stops", model="google-gemma-4-31B-it"))
     assert "stop" not in _sent(double, "gemma-stops")  # <turn|> is its markup (and its EOS)
 
 
 def test_reasoning_effort_reaches_templates_that_read_it(client: Any, double: UpstreamDouble) -> None:
     # Qwen3 reads enable_thinking: "none" turns thinking off, any other effort on (as vLLM does)
-    client("Qwen-Qwen3-0.6B").chat.completions.create(**_ask("effort-none"), reasoning_effort="none")
+    client("Qwen-Qwen3-0.6B").chat.completions.create(
+        **_ask("effort-none", model="Qwen-Qwen3-0.6B"), reasoning_effort="none"
+    )
     assert _sent(double, "effort-none")["prompt"].endswith("<think>\n\n</think>\n\n")
-    client("Qwen-Qwen3-0.6B").chat.completions.create(**_ask("effort-low"), reasoning_effort="low")
+    client("Qwen-Qwen3-0.6B").chat.completions.create(
+        **_ask("effort-low", model="Qwen-Qwen3-0.6B"), reasoning_effort="low"
+    )
     assert _sent(double, "effort-low")["prompt"].endswith("<|im_start|>assistant\n")
     # an explicit enable_thinking wins over the effort
     client("Qwen-Qwen3-0.6B").chat.completions.create(
-        **_ask("effort-kw"), reasoning_effort="high", extra_body={"chat_template_kwargs": {"enable_thinking": False}}
+        **_ask("effort-kw", model="Qwen-Qwen3-0.6B"),
+        reasoning_effort="high",
+        extra_body={"chat_template_kwargs": {"enable_thinking": False}},
     )
     assert _sent(double, "effort-kw")["prompt"].endswith("</think>\n\n")
     # gpt-oss reads reasoning_effort itself
-    client("openai-gpt-oss-120b").chat.completions.create(**_ask("effort-oss"), reasoning_effort="low")
+    client("openai-gpt-oss-120b").chat.completions.create(
+        **_ask("effort-oss", model="openai-gpt-oss-120b"), reasoning_effort="low"
+    )
     assert "Reasoning: low" in _sent(double, "effort-oss")["prompt"]
 
 
 def test_chat_template_kwargs_reach_the_template(client: Any, double: UpstreamDouble) -> None:
     client("meta-llama-Llama-3.1-8B-Instruct").chat.completions.create(
-        **_ask("kwargs-date"), extra_body={"chat_template_kwargs": {"date_string": "01 Jan 2031"}}
+        **_ask("kwargs-date", model="meta-llama-Llama-3.1-8B-Instruct"),
+        extra_body={"chat_template_kwargs": {"date_string": "01 Jan 2031"}},
     )
     assert "Today Date: 01 Jan 2031" in _sent(double, "kwargs-date")["prompt"]
 

@@ -30,7 +30,7 @@ def _exchange(config: ServeConfig, double: UpstreamDouble, bodies: list[dict[str
     async def run() -> list[httpx2.Response]:
         upstream = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=double.app))
         app = create_app(TEMPLATE, config, client=upstream)
-        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://server") as client:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://localhost") as client:
             return [await client.post("/v1/chat/completions", json=body) for body in bodies]
 
     return anyio.run(run)

@@ -16,7 +16,6 @@ import pytest
 
 from autoparser import ChatTemplate
 from autoparser.serve import ServeConfig, create_app
-from autoparser.serve.scrub import Secrets, mask_url
 
 from .double import LoopbackServer, Script, UpstreamDouble, tokens
 
@@ -166,14 +165,6 @@ def test_no_reply_shows_the_upstreams_credentials(
     everything = "\n".join(seen)
     assert "bad key ***" in everything and "unreachable" in everything and "admin:***@" in everything
     assert PASSWORD not in everything and KEY not in everything and IN_URL not in everything
-
-
-def test_secrets_and_mask_url() -> None:
-    secrets = Secrets.of("http://me:p%40ss@host:1/v1", "key-123")
-    assert secrets.scrub("p@ss p%40ss key-123 me host") == "*** *** *** me host"
-    assert Secrets.of("http://host:1").scrub("anything") == "anything"
-    assert mask_url("http://me:p%40ss@host:1/v1") == "http://me:***@host:1/v1"
-    assert mask_url("http://host:1/v1") == "http://host:1/v1"
 
 
 def test_an_invalid_upstream_url_is_refused_at_start_without_its_password() -> None:

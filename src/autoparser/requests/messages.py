@@ -37,6 +37,7 @@ from typing import Any
 
 from ..errors import RequestError
 from .call_ids import IdMap
+from .checks import check_json_data
 from .json_data import as_json_data
 from .profile import ASSISTANT_WITH_CALLS, RequestProfile, media_kind
 
@@ -65,6 +66,7 @@ def normalize_messages(
     """Shape ``messages`` for a template with ``profile`` (see the module docstring). Never mutates the input."""
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
         raise RequestError("messages", f"must be a list of message objects, got {type(messages).__name__}")
+    check_json_data(messages, "messages")  # depth and lone surrogates, before anything walks or prints them
     ids = IdMap(profile.id_format)
     result = NormalizedMessages([])
     developer_converted = False
@@ -219,6 +221,9 @@ def _arguments(arguments: Any, profile: RequestProfile, where: str, warnings: li
             parsed = json.loads(arguments)
         except ValueError:
             parsed = None
+        except RecursionError:
+            raise RequestError(f"{where}.function.arguments", "is JSON text that nests too deeply") from None
+        check_json_data(parsed, f"{where}.function.arguments")
         if not isinstance(parsed, dict):
             warnings.append(
                 f"{where}.function.arguments is not a JSON object; the template gets the text as it was sent"

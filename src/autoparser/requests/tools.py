@@ -11,10 +11,12 @@ missing, since a template would print them as ``None``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import RequestError
+from .checks import check_json_data, check_schema
 from .json_data import as_json_data
 
 __all__ = ["EMPTY_PARAMETERS", "check_tools", "missing_defaults", "with_defaults"]
@@ -27,7 +29,8 @@ def check_tools(tools: Any) -> list[dict[str, Any]] | None:
     """``tools`` as a list of tool dicts (None stays None), with explicit ``null`` optional fields removed.
 
     Raises :class:`RequestError` naming ``tools`` (or the entry) for anything but a list of
-    ``{"type": "function", "function": {"name": ...}}`` objects (bare function objects are accepted too)."""
+    ``{"type": "function", "function": {"name": ...}}`` objects (bare function objects are accepted too), and naming
+    the tool's parameter for ``parameters`` that are not a JSON schema (or JSON text of one): see :mod:`.checks`."""
     if tools is None:
         return None
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
@@ -36,22 +39,42 @@ def check_tools(tools: Any) -> list[dict[str, Any]] | None:
             f'must be a list of tools ([{{"type": "function", "function": {{...}}}}, ...]), got {type(tools).__name__}',
         )
     checked: list[dict[str, Any]] = []
+    names: set[str] = set()
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             raise RequestError(f"tools[{i}]", f"a tool must be an object, got {type(tool).__name__}")
         function = tool.get("function", tool)
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
             raise RequestError(f"tools[{i}].function.name", "every tool needs a function name")
+        where = f"tools[{i}].function" if "function" in tool else f"tools[{i}]"
+        if function["name"] in names:  # two tools of one name: no call could say which it meant
+            raise RequestError(f"{where}.name", f"{function['name']!r} names an earlier tool too")
+        names.add(function["name"])
+        check_json_data(tool, f"tools[{i}]")
         parameters = function.get("parameters")
         if parameters is not None and not isinstance(parameters, Mapping | str):
-            raise RequestError(
-                f"tools[{i}].function.parameters", f"must be a JSON schema object, got {type(parameters).__name__}"
-            )
+            raise RequestError(f"{where}.parameters", f"must be a JSON schema object, got {type(parameters).__name__}")
+        if parameters is not None:
+            check_schema(_schema_of(parameters, f"{where}.parameters"), f"{where}.parameters")
         if any(k in function and function[k] is None for k in _OPTIONAL):
             function = {k: v for k, v in function.items() if not (k in _OPTIONAL and v is None)}
             tool = {**tool, "function": function} if "function" in tool else function
         checked.append(dict(tool))
     return as_json_data(checked)  # (printed as JSON where a template prints a tool: json_data.py)
+
+
+def _schema_of(parameters: Any, field: str) -> Any:
+    """``parameters`` as a schema: as sent, or read from the JSON text some clients send."""
+    if not isinstance(parameters, str):
+        return parameters
+    try:
+        schema = json.loads(parameters)
+    except (ValueError, RecursionError) as err:
+        raise RequestError(field, f"is a string that is not a JSON schema: {err}") from None
+    check_json_data(schema, field)
+    if not isinstance(schema, dict):
+        raise RequestError(field, f"must be a JSON schema object, got JSON text of a {type(schema).__name__}")
+    return schema
 
 
 def missing_defaults(tools: Sequence[Mapping[str, Any]] | None) -> bool:

@@ -50,9 +50,20 @@ def serve(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
 ) -> None:
-    """Run ``app`` with uvicorn until interrupted. A client that does not send a request's headers within
-    ``header_timeout`` seconds, or pauses in sending its body longer than ``read_timeout``, gets a 408 and its
-    connection closed (:mod:`.connections`; 0: no limit)."""
+    """Run ``app`` with uvicorn until interrupted. The server's own log (``autoparser.serve``: the access line with
+    its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log. A client that
+    does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its body longer than
+    ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit)."""
+    import logging
+
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level, http=timed_protocol(header_timeout, read_timeout))
+    logger = logging.getLogger("autoparser")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(log_level.upper())
+    http = timed_protocol(header_timeout, read_timeout)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)

@@ -1,4 +1,6 @@
-"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health``.
+"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health`` (and
+``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`), behind :mod:`.access` (request ids, timing,
+the access log, replies scrubbed of secrets) and :mod:`.security` (Host, API key, media type; CORS where asked).
 
 A request is validated (:mod:`.protocol`), rendered with ``ChatTemplate.apply``, sent to the upstream
 (:mod:`.upstream`) and its reply read back with the request's own parser: ``params.parse()`` for a whole reply,
@@ -12,7 +14,6 @@ watches the ASGI ``receive`` channel while it waits on the upstream.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,8 @@ import anyio
 import httpx2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -34,10 +37,15 @@ from ..cache import DEFAULT_CACHE_MB, set_cache_budget
 from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
+from .access import REQUEST_ID_HEADER, Access, request_id_of
+from .body import RequestLimits, read_json
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
 from .failures import upstream_error_event, upstream_error_response
-from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
-from .upstream import PieceStream, Upstream, UpstreamError, make_upstream
+from .health import HealthProbe, health, live
+from .metrics import Metrics, metrics_endpoint, observation
+from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
+from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
+from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
 __all__ = ["ServeConfig", "create_app"]
 
@@ -59,6 +67,16 @@ class ServeConfig:
     bos: str = "auto"
     upstream_extra: dict[str, Any] = field(default_factory=dict)
     upstream_timeout: float | None = 600.0  # seconds without a byte from the upstream; None: no limit
+    api_key: str | None = None  # clients must send "Authorization: Bearer <api_key>" (health and metrics stay open)
+    allowed_origins: tuple[str, ...] = ()  # CORS: the browser origins allowed ("*": any); none: CORS off
+    host: str = "127.0.0.1"  # where the server listens: on loopback, only loopback Host headers are answered
+    allowed_hosts: tuple[str, ...] = ()  # further Host names answered on loopback (a proxy that keeps its Host)
+    # What one request may be (body.RequestLimits): 413 past the size, 400 past the tools or the depth, 408 when
+    # the body stops arriving
+    max_body_bytes: int = RequestLimits.max_body_bytes
+    max_tools: int = RequestLimits.max_tools
+    max_json_depth: int = RequestLimits.max_json_depth
+    body_timeout: float | None = RequestLimits.body_timeout
     cache_mb: float = DEFAULT_CACHE_MB  # the parser and grammar caches' memory budget (the process's: autoparser.cache)
 
 
@@ -78,9 +96,13 @@ class _Server:
             # EOS (it is also HTML)
             next_turn += [m.strip() for m in one.analysis.stop_markers if m.strip() not in ("", "</s>", *next_turn)]
         self.client = client
+        # The URL's user and password become a header: no message, /health or log line can show them
+        credentials = split_credentials(config.upstream, config.upstream_api_key)
+        self.scrubber = Scrubber(credentials.secrets)
+        scrub_logs(credentials.secrets)
         self.upstream: Upstream = make_upstream(
             config.upstream_kind,
-            config.upstream,
+            credentials.url,
             client,
             grammar_field=config.grammar_field,
             model=config.upstream_model,
@@ -92,7 +114,10 @@ class _Server:
             extra=config.upstream_extra,
             api_key=config.upstream_api_key,
         )
+        self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
+        self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
+        self.grammar_fields = grammar_fields(self.upstream)
 
 
 def _error(err: APIError) -> JSONResponse:
@@ -146,6 +171,7 @@ class _CompleteReply(Response):
             await upstream_error_response(err)(scope, receive, send)
             return
         message = self.params.parse(piece.text)
+        observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
         body = completion(Reply(self.server.model), message, piece.finish, piece.usage, self.params.warnings)
         await JSONResponse(body)(scope, receive, send)
 
@@ -166,6 +192,7 @@ class _StreamedReply(Response):
             _log.warning("%s", err.message)
             await upstream_error_response(err)(scope, receive, send)
             return
+        self.seen = observation(scope)
         try:
             await _until_disconnect(receive, lambda: self._relay(pieces, send))
         except _Disconnected:
@@ -210,6 +237,7 @@ class _StreamedReply(Response):
             failure = err
         last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
         message = parser.message
+        self.seen.reply(usage, message.warnings, params.warnings)
         found = warnings_field(message.warnings, params.warnings)
         if found:
             last["autoparser_warnings"] = found
@@ -218,6 +246,7 @@ class _StreamedReply(Response):
             if last:
                 await emit(reply.chunk(last, with_usage_field=usage_field))
             await emit(upstream_error_event(failure))
+            self.seen.error("upstream_error")
         else:
             await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
             if usage_field:
@@ -229,13 +258,10 @@ class _StreamedReply(Response):
 async def chat_completions(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     try:
-        raw = await request.body()
-        try:
-            body = json.loads(raw)
-        except ValueError as err:
-            raise APIError(400, f"the request body is not valid JSON: {err}", code="invalid_json") from None
-        chat = parse_chat_request(body, server.template_vars)
+        body = await read_json(request, server.limits)
+        chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
         params = apply_request(server.template, chat)
+        build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
     except APIError as err:
         return _error(err)
     if chat.stream:
@@ -247,11 +273,6 @@ async def models(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     model = {"id": server.model, "object": "model", "created": server.created, "owned_by": "autoparser"}
     return JSONResponse({"object": "list", "data": [model]})
-
-
-async def health(request: Request) -> Response:
-    server: _Server = request.app.state.autoparser
-    return JSONResponse({"status": "ok", "model": server.model, "upstream": server.upstream.endpoint})
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -269,8 +290,12 @@ async def _client_gone(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    _log.exception("internal error on %s", request.url.path)
-    return _error(APIError(500, f"internal server error: {type(exc).__name__}: {exc}", type="server_error"))
+    """A 500 says only "internal error" and the request id; the traceback goes to the log alone."""
+    rid = request_id_of(request.scope)
+    _log.error("internal error on %s (request %s)", request.url.path, rid, exc_info=exc)
+    reply = _error(APIError(500, f"internal error (request id {rid})", type="server_error"))
+    reply.headers[REQUEST_ID_HEADER] = rid
+    return reply
 
 
 def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
@@ -283,6 +308,26 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
         limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
         client = httpx2.AsyncClient(timeout=timeout, limits=limits)
     server = _Server(template, config, client)
+    metrics = Metrics()
+    # Outermost first: every reply gets its request id and is counted, refused ones too; CORS answers a browser's
+    # preflight before the key is asked for
+    middleware = [Middleware(Access, metrics=metrics, scrubber=server.scrubber)]
+    if config.allowed_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.allowed_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+                expose_headers=["X-Request-Id"],
+                max_age=600,
+            )
+        )
+    middleware.append(
+        Middleware(
+            Guard, api_key=config.api_key, check_host=is_loopback(config.host), allowed_hosts=config.allowed_hosts
+        )
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
@@ -295,9 +340,14 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
+            Route("/health/live", live, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
+        middleware=middleware,
         exception_handlers={HTTPException: _http_error, ClientDisconnect: _client_gone, Exception: _server_error},
         lifespan=lifespan,
     )
     app.state.autoparser = server
+    app.state.metrics = metrics
+    app.state.health = HealthProbe(server.upstream)
     return app

@@ -9,13 +9,16 @@ with the template; what the template or the request normalisation refuses become
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..api import ChatTemplate
-from ..errors import RequestError, SchemaError, TemplateError
+from ..errors import GrammarError, RequestError, SchemaError, TemplateError
 from ..params import ChatParams
+from ..peg.lowering.gbnf_syntax import RuleSet
+from ..peg.lowering.json_schema import JsonSchemaConverter
+from ..requests import check_schema
 
 __all__ = [
     "REASONING_EFFORTS",
@@ -23,6 +26,7 @@ __all__ = [
     "ChatRequest",
     "Sampling",
     "apply_request",
+    "build_grammar",
     "parse_chat_request",
 ]
 
@@ -32,10 +36,26 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _SERVER_KWARGS = frozenset(
     {"messages", "tools", "add_generation_prompt", "continue_final_message", "chat_template", "tokenize"}
 )
+INT64 = (-(2**63), 2**63 - 1)
+# Fields of OpenAI's request that are checked for their type only (this server has no use for them): field ->
+# (the types it takes, what they are called)
+_PASSIVE: dict[str, tuple[tuple[type, ...], str]] = {
+    "model": ((str,), "a string"),
+    "user": ((str,), "a string"),
+    "safety_identifier": ((str,), "a string"),
+    "prompt_cache_key": ((str,), "a string"),
+    "service_tier": ((str,), "a string"),
+    "store": ((bool,), "a boolean"),
+    "prediction": ((dict,), "an object"),
+    "metadata": ((dict,), "an object"),
+    "verbosity": ((str,), "a string"),
+}
 # Fields a client may send that this server cannot honour: a 400 rather than a reply that ignores them.
 _UNSUPPORTED = {
     "functions": "the deprecated `functions` field is not supported; send `tools`",
     "function_call": "the deprecated `function_call` field is not supported; send `tool_choice`",
+    "audio": "audio output is not supported",
+    "web_search_options": "web search is not supported",
 }
 
 
@@ -123,11 +143,21 @@ def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float
     return float(value)
 
 
+def _integer(body: Mapping[str, Any], key: str, low: int = INT64[0], high: int = INT64[1]) -> int | None:
+    """``body[key]``, an integer in [low, high] (int64 at most: what an engine's parser takes); OpenAI's API takes
+    an integral float (``1.0``), and so does this."""
+    value = _typed(body, key, (int, float), "an integer")
+    if value is None:
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise _invalid(key, f"must be an integer, got {value!r}", "invalid_type")
+    if not low <= value <= high:
+        raise _invalid(key, f"must be between {low} and {high}, got {value}")
+    return int(value)
+
+
 def _positive_int(body: Mapping[str, Any], key: str) -> int | None:
-    value = _typed(body, key, (int,), "an integer")
-    if value is not None and value < 1:
-        raise _invalid(key, f"must be at least 1, got {value}")
-    return value
+    return _integer(body, key, 1)
 
 
 def _stop(body: Mapping[str, Any]) -> tuple[str, ...]:
@@ -177,6 +207,22 @@ def _tool_choice(body: Mapping[str, Any], tools: list[Any] | None) -> str | dict
     return {"type": "function", "function": {"name": name}}
 
 
+def _metadata(body: Mapping[str, Any]) -> None:
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and not all(isinstance(v, str) for v in metadata.values()):
+        raise _invalid("metadata", "values must be strings", "invalid_type")
+
+
+def _modalities(body: Mapping[str, Any]) -> None:
+    modalities = _typed(body, "modalities", (list,), "an array of strings")
+    if modalities is None:
+        return
+    if not all(isinstance(m, str) for m in modalities):
+        raise _invalid("modalities", "must be an array of strings", "invalid_type")
+    if any(m != "text" for m in modalities):
+        raise _invalid("modalities", 'only ["text"] is supported', "unsupported_value")
+
+
 def _json_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
     fmt = _typed(body, "response_format", (dict,), "an object")
     if fmt is None:
@@ -195,6 +241,13 @@ def _json_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
             return {"type": "object"}  # OpenAI: a json_schema response format without a schema is any JSON object
         if not isinstance(schema, dict):
             raise _invalid("response_format.json_schema.schema", "must be an object", "invalid_type")
+        _typed(spec, "name", (str,), "a string")
+        _typed(spec, "strict", (bool,), "a boolean")
+        _typed(spec, "description", (str,), "a string")
+        try:
+            check_schema(schema, "response_format.json_schema.schema")
+        except RequestError as err:
+            raise APIError(400, str(err), param=err.field, code="invalid_schema") from None
         return schema
     raise _invalid("response_format.type", f'must be "text", "json_object" or "json_schema", got {kind!r}')
 
@@ -225,9 +278,17 @@ def _reasoning_effort(body: Mapping[str, Any]) -> str | None:
     return effort
 
 
-def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()) -> ChatRequest:
+def parse_chat_request(
+    body: object,
+    template_vars: frozenset[str] = frozenset(),
+    *,
+    max_tools: int | None = None,
+    model: str | None = None,
+) -> ChatRequest:
     """Validate a ``/v1/chat/completions`` body. ``template_vars``: the variables the chat template reads (kept for
     callers; the template's reasoning switches are its analysis's, applied by ``ChatTemplate.apply``).
+    ``max_tools``: the most ``tools`` a request may hold (None: any number). ``model``: the one model served; a
+    request naming another is a 404, as vLLM answers (one that names none is served, as vLLM serves it).
 
     Raises :class:`APIError` (400) naming the field. Messages and tools are checked in depth by
     :func:`apply_request` (the request normalisation)."""
@@ -249,16 +310,29 @@ def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()
         if not isinstance(message.get("role"), str):
             raise _invalid(f"messages[{i}].role", "is required (a string)", "missing_required_parameter")
     tools = _typed(body, "tools", (list,), "an array of tools")
-    n = _typed(body, "n", (int,), "an integer")
+    if tools is not None and max_tools is not None and len(tools) > max_tools:
+        raise _invalid("tools", f"holds {len(tools)} tools; this server takes at most {max_tools}")
+    for key, (kinds, what) in _PASSIVE.items():
+        _typed(body, key, kinds, what)
+    _metadata(body)
+    if model is not None and body.get("model") not in (None, model):
+        raise APIError(
+            404, f"The model `{body['model']}` does not exist.", param="model", code="model_not_found"
+        )
+    _modalities(body)
+    n = _integer(body, "n")
     if n is not None and n != 1:
         raise _invalid("n", f"only n=1 is supported, got {n}", "unsupported_value")
-    if body.get("logprobs") or body.get("top_logprobs"):
-        param = "logprobs" if body.get("logprobs") else "top_logprobs"
-        raise _invalid(param, "log probabilities are not supported", "unsupported_parameter")
+    if _typed(body, "logprobs", (bool,), "a boolean"):
+        raise _invalid("logprobs", "log probabilities are not supported", "unsupported_parameter")
+    if _integer(body, "top_logprobs", 0, 20):
+        raise _invalid("top_logprobs", "log probabilities are not supported", "unsupported_parameter")
     parallel = _typed(body, "parallel_tool_calls", (bool,), "a boolean")
     stream = bool(_typed(body, "stream", (bool,), "a boolean"))
     options = _typed(body, "stream_options", (dict,), "an object") or {}
     include_usage = _typed(options, "include_usage", (bool,), "a boolean") if options else None
+    if options:
+        _typed(options, "include_obfuscation", (bool,), "a boolean")
     max_tokens = _positive_int(body, "max_completion_tokens")
     if max_tokens is None:
         max_tokens = _positive_int(body, "max_tokens")
@@ -268,7 +342,7 @@ def parse_chat_request(body: object, template_vars: frozenset[str] = frozenset()
         max_tokens=max_tokens,
         temperature=_number(body, "temperature", 0.0, 2.0),
         top_p=_number(body, "top_p", 0.0, 1.0),
-        seed=_typed(body, "seed", (int,), "an integer"),
+        seed=_integer(body, "seed"),
         stop=_stop(body),
         frequency_penalty=_number(body, "frequency_penalty", -2.0, 2.0),
         presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
@@ -303,11 +377,54 @@ def apply_request(template: ChatTemplate, request: ChatRequest) -> ChatParams:
     except RequestError as err:
         raise APIError(400, str(err), param=err.field, code="invalid_value") from err
     except SchemaError as err:
-        param = "response_format.json_schema.schema" if request.json_schema is not None else "tools"
-        raise APIError(400, f"{param}: {err}", param=param, code="invalid_schema") from err
+        raise _schema_error(err, request) from err
     except TemplateError as err:
         raise APIError(
             400, f"the chat template cannot render this request: {err.reason}", param="messages", code="template_error"
         ) from err
     except (ValueError, TypeError) as err:  # what apply() refuses beyond the checks above
         raise APIError(400, str(err), code="invalid_value") from err
+
+
+def build_grammar(params: ChatParams, request: ChatRequest, write: Callable[[ChatParams], object]) -> None:
+    """Write the grammar the upstream will be sent (``write``: the upstream's grammar fields; they are cached in
+    ``params``), so that a schema valid as JSON Schema but beyond what a grammar can express (a lookahead in a
+    ``pattern``, an unsatisfiable ``allOf``) is a 400 naming it, not a failure after the reply began."""
+    try:
+        write(params)
+    except SchemaError as err:
+        raise _schema_error(err, request) from err
+    except GrammarError as err:
+        raise APIError(400, f"no grammar can be written for this request: {err}", code="invalid_schema") from err
+
+
+def _schema_error(err: SchemaError, request: ChatRequest) -> APIError:
+    """A schema the grammar writer refused, as a 400 naming the schema (the tool's parameters, or the response
+    format) and the keyword in it."""
+    where, found = _failing_schema(request)
+    err = found or err  # the schema's own path (the grammar may have converted a part of it alone)
+    pointer = [p for p in err.path.removeprefix("#").split("/") if p]
+    param = ".".join([where, *pointer])
+    return APIError(400, f"{param}: {err.reason}", param=param, code="invalid_schema")
+
+
+def _failing_schema(request: ChatRequest) -> tuple[str, SchemaError | None]:
+    """Which of the request's schemas the grammar writer cannot take: each is converted alone to find it."""
+    candidates: list[tuple[str, Any]] = []
+    for i, tool in enumerate(request.tools or []):
+        if isinstance(tool, dict):
+            function = tool.get("function", tool)
+            parameters = function.get("parameters") if isinstance(function, dict) else None
+            if isinstance(parameters, dict | bool):
+                prefix = f"tools[{i}].function" if "function" in tool else f"tools[{i}]"
+                candidates.append((f"{prefix}.parameters", parameters))
+    if request.json_schema is not None:
+        candidates.append(("response_format.json_schema.schema", request.json_schema))
+    for where, schema in candidates:
+        try:
+            JsonSchemaConverter(RuleSet()).convert(schema, "probe")
+        except SchemaError as err:
+            return where, err
+        except (GrammarError, RecursionError):
+            continue
+    return ("tools" if request.tools else "response_format.json_schema.schema"), None

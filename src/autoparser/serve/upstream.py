@@ -39,7 +39,7 @@ import httpx2
 from ..params import ChatParams
 from .chunks import Usage
 from .protocol import ChatRequest
-from .scrub import Secrets
+from .security import Scrubber, split_credentials
 
 __all__ = [
     "FAILURE_KINDS",
@@ -98,9 +98,9 @@ class UpstreamError(Exception):
         self.kind = "upstream_status" if status is not None and kind == "upstream_error" else kind
         self.retry_after = retry_after
 
-    def scrubbed(self, secrets: Secrets) -> UpstreamError:
+    def scrubbed(self, scrubber: Scrubber) -> UpstreamError:
         """The same error with the upstream's credentials masked in its message."""
-        return UpstreamError(secrets.scrub(self.message), self.status, kind=self.kind, retry_after=self.retry_after)
+        return UpstreamError(scrubber.text(self.message), self.status, kind=self.kind, retry_after=self.retry_after)
 
 
 def _read_failure(err: httpx2.HTTPError) -> str:
@@ -149,12 +149,12 @@ class PieceStream:
         response: httpx2.Response,
         decode: Callable[[Any], Piece | None],
         source: str,
-        secrets: Secrets | None = None,
+        secrets: Scrubber | None = None,
     ) -> None:
         self._response = response
         self._decode = decode
         self._source = source
-        self._secrets = secrets or Secrets()
+        self._secrets = secrets or Scrubber()
 
     async def _events(self) -> AsyncIterator[str]:
         """Server-sent events' data, one per event, as the lines arrive."""
@@ -248,7 +248,8 @@ class Upstream:
         self.default_max_tokens = default_max_tokens
         self.extra = dict(extra or {})
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.secrets = Secrets.of(url, api_key)  # masked in every error this upstream raises
+        # masked in every error this upstream raises (the app gives a URL without its password: .security)
+        self.secrets = Scrubber(split_credentials(url, api_key).secrets)
         try:  # refused here, at start-up, rather than as an error on every request
             httpx2.URL(self.url + self.path)
         except (httpx2.InvalidURL, TypeError, ValueError) as err:
@@ -551,6 +552,15 @@ class OpenAIUpstream(Upstream):
         if piece is not None and piece.finish is None:
             return Piece(piece.text, "stop", piece.usage)
         return piece
+
+
+def grammar_fields(upstream: Upstream) -> Callable[[ChatParams], dict[str, Any]]:
+    """What writes the grammar fields ``upstream`` sends (the server writes them before it answers, where a schema
+    the grammar cannot take is still the client's error)."""
+    if isinstance(upstream, OpenAIUpstream):
+        field = upstream.grammar_field
+        return lambda params: openai_grammar(params, field)
+    return llama_cpp_grammar
 
 
 def openai_grammar(params: ChatParams, grammar_field: str) -> dict[str, Any]:
