@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -127,7 +126,7 @@ def main() -> None:
     double = subprocess.Popen([sys.executable, "-c", source], env=env)
     server = subprocess.Popen(
         [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
-         "--port", str(server_port), "--log-level", "warning"],
+         "--port", str(server_port), "--log-level", "warning", "--max-tools", "1000"],
         env=env,
     )  # fmt: skip
     try:

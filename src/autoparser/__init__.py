@@ -11,6 +11,7 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 from .analysis.model import TemplateAnalysis
 from .api import ChatTemplate
+from .cache import cache_usage, set_cache_budget
 from .message import CallStatus, ChatMessage, MessageDelta, ToolCall, ToolCallDelta, merge_deltas
 from .params import ChatParams
 from .template.chat_template import bundled_templates
@@ -28,5 +29,7 @@ __all__ = [
     "ToolCallDelta",
     "__version__",
     "bundled_templates",
+    "cache_usage",
     "merge_deltas",
+    "set_cache_budget",
 ]

@@ -16,6 +16,7 @@ from .analysis.analyzer import analyze_template
 from .analysis.diff import common_prefix_len
 from .analysis.model import TemplateAnalysis
 from .build import build_grammar, build_parser
+from .cache import SizedCache
 from .errors import GrammarError, RenderLimitError, RequestError, SchemaError, TemplateError
 from .grammar.spec import GrammarSpec
 from .params import ChatParams
@@ -43,9 +44,11 @@ from .template.switches import requested_thinking, switch_context
 __all__ = ["ChatParams", "ChatTemplate"]
 
 # (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
-_GENERATION_PROMPTS: dict[tuple[str, tuple[str, str]], list[tuple[str, bool]]] = {}
+# (bounded by size with the library's other per-request caches: the key holds the request's tools as JSON)
+_GENERATION_PROMPTS: SizedCache[list[tuple[str, bool]]] = SizedCache("generation prompts")
 # (template source, "default", tools, kwargs) -> whether the template thinks with enable_thinking undefined
-_THINKING_DEFAULTS: dict[tuple[str, str, str, str], bool] = {}
+_THINKING_DEFAULTS: SizedCache[bool] = SizedCache("thinking defaults")
+_ENTRY_BYTES = 500  # a cache entry's own overhead, besides its texts
 
 
 class ChatTemplate(JinjaChatTemplate):
@@ -306,9 +309,7 @@ class ChatTemplate(JinjaChatTemplate):
             except TemplateError:
                 renders[thinking] = None
         default = not (renders[None] is not None and renders[None] == renders[False] != renders[True])
-        if len(_THINKING_DEFAULTS) >= 256:
-            _THINKING_DEFAULTS.clear()
-        _THINKING_DEFAULTS[key] = default
+        _THINKING_DEFAULTS.put(key, default, _ENTRY_BYTES + len(key[2]) + len(key[3]))
         return default
 
     def params_for_prompt(
@@ -400,9 +401,8 @@ class ChatTemplate(JinjaChatTemplate):
                     continue
                 prompts.append((with_prompt[common_prefix_len(without, with_prompt) :], thinking))
                 break
-        if len(_GENERATION_PROMPTS) >= 256:
-            _GENERATION_PROMPTS.clear()
-        _GENERATION_PROMPTS[(self.source, key)] = prompts
+        size = _ENTRY_BYTES + sum(map(len, key)) + sum(len(prompt) for prompt, _ in prompts)
+        _GENERATION_PROMPTS.put((self.source, key), prompts, size)
         return prompts
 
     def _serving_context(self, tools: list[Mapping[str, Any]] | None) -> dict[str, Any]:

@@ -292,6 +292,27 @@ def _serve_arguments(commands: Any) -> None:
         "passes its own Host on); default: loopback names only",
     )
     serve.add_argument(
+        "--cache-mb",
+        type=float,
+        default=256.0,
+        metavar="MB",
+        help="memory budget of the parser and grammar caches, in MiB (default 256; least recently used go first)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="a client's time to send a request's headers, else 408 (default 10; 0: no limit)",
+    )
+    serve.add_argument(
+        "--read-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the longest pause while a client sends a request's body, else 408 (default 30; 0: no limit)",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -745,6 +766,9 @@ def _serve(args: argparse.Namespace) -> int:
             raise _Failure("--upstream-extra must be a JSON object", 2)
     if args.grammar_field != "none" and args.upstream_kind != "openai":
         raise _Failure("--grammar-field applies to --upstream-kind openai (llama.cpp gets GBNF with triggers)", 2)
+    for option in ("cache_mb", "header_timeout", "read_timeout"):
+        if not getattr(args, option) >= 0:
+            raise _Failure(f"--{option.replace('_', '-')} must be a number >= 0", 2)
     tmpl = _load(args.template, args.template_name)
     _analysis(args.template, tmpl)  # a template with nothing to learn fails here, not on the first request
     config = ServeConfig(
@@ -767,6 +791,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_tools=args.max_tools,
         max_json_depth=args.max_json_depth,
         body_timeout=args.body_timeout or None,
+        cache_mb=args.cache_mb,
     )
     try:
         app = create_app(tmpl, config)
@@ -777,7 +802,14 @@ def _serve(args: argparse.Namespace) -> int:
         f"in front of {args.upstream_kind} at {mask_url(args.upstream)}",
         file=sys.stderr,
     )
-    serve(app, host=args.host, port=args.port, log_level=args.log_level)
+    serve(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        header_timeout=args.header_timeout,
+        read_timeout=args.read_timeout,
+    )
     return 0
 
 

@@ -62,15 +62,16 @@ class Script:
     """One scripted reply.
 
     ``pieces``: the text, one event per piece. ``finish``: ``stop`` or ``length``. ``status``: answer this HTTP
-    status with ``error`` at once (no reply). ``fail_after``: after that many pieces, ``failure`` happens:
-    ``event`` (an error event), ``drop`` (the connection closes mid-reply) or ``truncate`` (the stream ends without
-    its last event). ``delay``: seconds before each piece.
+    status with ``error`` at once (no reply), with ``headers`` (``Retry-After``, say). ``fail_after``: after that
+    many pieces, ``failure`` happens: ``event`` (an error event), ``drop`` (the connection closes mid-reply) or
+    ``truncate`` (the stream ends without its last event). ``delay``: seconds before each piece.
     """
 
     pieces: list[str] = field(default_factory=list)
     finish: str = "stop"
     status: int = 200
     error: str = "scripted failure"
+    headers: dict[str, str] = field(default_factory=dict)
     fail_after: int | None = None
     failure: str = "event"
     delay: float = 0.0
@@ -138,7 +139,7 @@ class UpstreamDouble:
         key, script = self._pick(str(body.get("prompt", "")))
         if script.status != 200:
             error = {"code": script.status, "message": script.error, "type": "invalid_request_error"}
-            return JSONResponse({"error": error}, status_code=script.status)
+            return JSONResponse({"error": error}, status_code=script.status, headers=script.headers)
         prompt_tokens = script.prompt_tokens
 
         def event(text: str, n: int, last: bool) -> dict[str, Any]:
@@ -200,7 +201,7 @@ class UpstreamDouble:
         key, script = self._pick(str(body.get("prompt", "")))
         if script.status != 200:
             error = {"message": script.error, "type": "BadRequestError", "param": None, "code": script.status}
-            return JSONResponse({"error": error}, status_code=script.status)
+            return JSONResponse({"error": error}, status_code=script.status, headers=script.headers)
         model = body.get("model", "")
         finish = "length" if script.finish == "length" else "stop"
         usage = {
@@ -287,7 +288,8 @@ def _sse(data: dict[str, Any]) -> bytes:
 class LoopbackServer:
     """An ASGI app served by uvicorn on a free loopback port, in a thread of its own."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
+        """``options``: more of uvicorn's ``Config`` (``http``, say)."""
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it every
         # keep-alive exchange waits out the peer's delayed ACK (40 ms)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -295,7 +297,7 @@ class LoopbackServer:
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=2, **options)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 

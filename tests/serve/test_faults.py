@@ -1,6 +1,7 @@
 """Faults: an upstream that refuses, cannot be reached or breaks off a reply; clients that go away; concurrent streams.
 
-An upstream that refuses or cannot be reached is a 502 with its message. One that fails mid-stream ends the stream
+An upstream that refuses or cannot be reached is an error with its message and a status that keeps its meaning
+(test_upstream_errors.py has the whole mapping). One that fails mid-stream ends the stream
 with an error event, after the text the parser held back (nothing the model wrote is lost). A client that
 disconnects cancels the upstream request, streamed or not (the double records the abandoned reply). Concurrent
 streams each get their own reply.
@@ -44,7 +45,7 @@ def _wait_for(condition: Any, seconds: float = 10.0) -> bool:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("status", [400, 500, 503])
-def test_an_upstream_that_refuses_is_a_502_with_its_message(
+def test_an_upstream_that_refuses_is_an_error_with_its_message(
     kind: str, status: int, client: Any, double: UpstreamDouble
 ) -> None:
     key = f"refuse-{kind}-{status}"
@@ -54,13 +55,14 @@ def test_an_upstream_that_refuses_is_a_502_with_its_message(
             reply = client(QWEN, kind).chat.completions.create(**_ask(key), stream=stream)
             list(reply) if stream else None
         error = caught.value
-        assert error.status_code == 502
+        assert error.status_code == {400: 400, 500: 502, 503: 503}[status]
         assert f"the engine says no ({status})" in error.message and f"answered {status}" in error.message
-        assert error.type == "upstream_error" and error.code == "upstream_error"
+        assert error.type == ("invalid_request_error" if status == 400 else "upstream_error")
+        assert error.code == "upstream_status"
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_an_unreachable_upstream_is_a_502(kind: str) -> None:
+def test_an_unreachable_upstream_is_a_503(kind: str) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -73,7 +75,7 @@ def test_an_unreachable_upstream_is_a_502(kind: str) -> None:
             with pytest.raises(openai.APIStatusError) as caught:
                 reply = api.chat.completions.create(**_ask("unreachable"), stream=stream)
                 list(reply) if stream else None
-            assert caught.value.status_code == 502
+            assert caught.value.status_code == 503
             assert "unreachable" in caught.value.message and str(port) in caught.value.message
 
 
@@ -250,7 +252,7 @@ def test_the_message_survives_an_upstream_that_sends_one_character_per_event(
 
 
 def test_an_upstream_that_stalls_past_the_timeout(double: UpstreamDouble) -> None:
-    """``--upstream-timeout``: a whole reply that does not come in time is a 502; a stream that stalls ends with
+    """``--upstream-timeout``: a whole reply that does not come in time is a 504; a stream that stalls ends with
     an error event after what it had sent."""
     double.script("stall", Script(["</think>", "\n\n", "slow", " words", " here"], delay=0.4))
     app = create_app(ChatTemplate.load(QWEN), ServeConfig(double.url, upstream_timeout=0.2))  # type: ignore[attr-defined]
@@ -258,6 +260,6 @@ def test_an_upstream_that_stalls_past_the_timeout(double: UpstreamDouble) -> Non
         api = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
         with pytest.raises(openai.APIStatusError) as caught:
             api.chat.completions.create(**_ask("stall"))
-        assert caught.value.status_code == 502 and "ReadTimeout" in caught.value.message
+        assert caught.value.status_code == 504 and "ReadTimeout" in caught.value.message
         response = httpx2.post(server.url + "/v1/chat/completions", json={**_ask("stall"), "stream": True}, timeout=30)
         assert response.status_code == 200 and "ReadTimeout" in response.text and "[DONE]" not in response.text

@@ -192,7 +192,7 @@ def test_the_upstreams_credentials_never_reach_a_reply_health_metrics_or_the_log
     # The credentials did reach the upstream (the URL's win over the key, as httpx had it), and it echoed them
     basic = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
     assert fake.authorizations and set(fake.authorizations) == {f"Basic {basic}"}
-    assert replies[0].status_code == 502 and "refused" in replies[0].json()["error"]["message"]
+    assert replies[0].status_code == 400 and "refused" in replies[0].json()["error"]["message"]  # kept: upstream 400
     assert replies[1].status_code == 200 and "refused" in replies[1].text  # the error event that ends the stream
     assert replies[2].status_code == 200
     shown = [r.text for r in replies] + [str(dict(r.headers)) for r in replies] + [caplog.text]

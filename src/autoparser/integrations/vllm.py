@@ -28,7 +28,6 @@ of the prompt vLLM rendered (``ChatTemplate.params_for_prompt``; the request's m
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sys
@@ -37,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..api import ChatTemplate
+from ..build import parser_size
+from ..cache import sized_cache
 from ..errors import TemplateError
 from ..message import ChatMessage, MessageDelta
 from ..params import ChatParams
@@ -141,7 +142,15 @@ def template_kwargs(*sources: Mapping[str, Any] | None) -> dict[str, Any]:
     return merged
 
 
-@functools.lru_cache(maxsize=64)
+def _applied_size(params: ChatParams, template: ChatTemplate, messages: str, shape: str) -> int:
+    """The request's texts, held twice (as JSON and rendered), and its parser, counted here too: this entry keeps it
+    alive even where the parser cache let it go."""
+    return parser_size(params._generated, template.analysis, params._generated.request) + 2 * (
+        len(messages) + len(shape) + len(params.prompt)
+    )
+
+
+@sized_cache(_applied_size)
 def _applied(template: ChatTemplate, messages: str, shape: str) -> ChatParams:
     """``ChatTemplate.apply`` for a request whose prompt was not seen (cached: both parts of one request ask)."""
     args = json.loads(shape)

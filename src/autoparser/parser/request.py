@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..cache import sized_cache
 
 __all__ = ["ParseRequest", "ToolSpec", "normalize_tools"]
 
@@ -34,7 +35,7 @@ class ToolSpec:
         return None
 
 
-@functools.lru_cache(maxsize=1024)
+@sized_cache(lambda _, text: 256 + 8 * len(text))  # a parsed JSON object: some 8 bytes per byte of its text
 def _parsed_schema(text: str) -> dict[str, Any]:
     value = json.loads(text)
     return value if isinstance(value, dict) else {}
@@ -80,6 +81,13 @@ class ParseRequest:
     @property
     def tools_enabled(self) -> bool:
         return bool(self.tools) and self.tool_choice != "none"
+
+    @property
+    def text_size(self) -> int:
+        """How much request text shapes the parser (the tools' names and schemas, the response schema, the
+        generation prompt): what the size of a parser or grammar built for it grows with (:mod:`autoparser.cache`)."""
+        tools = sum(len(t.name) + len(t.parameters_json) for t in self.tools)
+        return tools + len(self.json_schema or "") + len(self.generation_prompt)
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)

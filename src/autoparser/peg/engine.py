@@ -1136,7 +1136,7 @@ class _RootLoop:
 class CompiledParser:
     """A node graph compiled for parsing. Reusable and safe to share between threads."""
 
-    __slots__ = ("_loop", "_match", "root", "rules")
+    __slots__ = ("_loop", "_match", "nodes", "root", "rules")
 
     def __init__(self, root: Parser) -> None:
         compiler = _Compiler(root)
@@ -1147,6 +1147,8 @@ class CompiledParser:
             self._loop: _RootLoop | None = _RootLoop(compiler, root)
         except ValueError:
             self._loop = None
+        # how many nodes were compiled: what the memory this parser holds grows with (autoparser.cache's estimate)
+        self.nodes = len(compiler.cache)
 
     def parse(self, text: str, *, partial: bool = False, start: int = 0) -> ParseResult:
         """Parse ``text`` from ``start``. ``partial=True``: the text may still grow (streaming)."""

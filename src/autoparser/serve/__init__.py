@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .app import ServeConfig, create_app
+from .connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
 from .upstream import BOS_MODES, GRAMMAR_FIELDS, KINDS, Piece, Upstream, UpstreamError
 
@@ -40,9 +41,19 @@ __all__ = [
 ]
 
 
-def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+def serve(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    *,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
+) -> None:
     """Run ``app`` with uvicorn until interrupted. The server's own log (``autoparser.serve``: the access line with
-    its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log."""
+    its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log. A client that
+    does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its body longer than
+    ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit)."""
     import logging
 
     import uvicorn
@@ -54,4 +65,5 @@ def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = 
         logger.addHandler(handler)
         logger.propagate = False
     logger.setLevel(log_level.upper())
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    http = timed_protocol(header_timeout, read_timeout)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)

@@ -27,18 +27,20 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..api import ChatTemplate
+from ..cache import DEFAULT_CACHE_MB, set_cache_budget
 from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
 from .access import REQUEST_ID_HEADER, Access, request_id_of
 from .body import RequestLimits, parse_json, read_body
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
+from .failures import upstream_error_event, upstream_error_response
 from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
@@ -76,6 +78,7 @@ class ServeConfig:
     max_tools: int = RequestLimits.max_tools
     max_json_depth: int = RequestLimits.max_json_depth
     body_timeout: float | None = RequestLimits.body_timeout
+    cache_mb: float = DEFAULT_CACHE_MB  # the parser and grammar caches' memory budget (the process's: autoparser.cache)
 
 
 class _Server:
@@ -126,10 +129,6 @@ def _error(err: APIError) -> JSONResponse:
     return JSONResponse(err.body(), status_code=err.status)
 
 
-def _upstream_error(err: UpstreamError) -> APIError:
-    return APIError(502, err.message, code="upstream_error", type="upstream_error")
-
-
 class _Disconnected(Exception):
     """The client went away while the reply was being made."""
 
@@ -174,7 +173,7 @@ class _CompleteReply(Response):
             return
         except UpstreamError as err:
             _log.warning("%s", err.message)
-            await _error(_upstream_error(err))(scope, receive, send)
+            await upstream_error_response(err)(scope, receive, send)
             return
         message = await anyio.to_thread.run_sync(self.params.parse, piece.text, limiter=self.server.cpu)
         observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
@@ -197,7 +196,7 @@ class _StreamedReply(Response):
             return
         except UpstreamError as err:  # refused before the reply began: an HTTP error, as OpenAI's API answers
             _log.warning("%s", err.message)
-            await _error(_upstream_error(err))(scope, receive, send)
+            await upstream_error_response(err)(scope, receive, send)
             return
         self.seen = observation(scope)
         try:
@@ -252,8 +251,8 @@ class _StreamedReply(Response):
             _log.warning("%s", failure.message)
             if last:
                 await emit(reply.chunk(last, with_usage_field=usage_field))
-            await emit(_upstream_error(failure).body())
-            self.seen.error(_upstream_error(failure).type)
+            await emit(upstream_error_event(failure))
+            self.seen.error("upstream_error")
         else:
             await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
             if usage_field:
@@ -297,6 +296,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return _error(APIError(exc.status_code, message, code=None, type=kind))
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """A client that left (or was cut off by a read timeout) before sending its whole body: nobody to answer, and
+    nothing wrong with the server."""
+    _log.info("client disconnected before sending its whole request")
+    return Response(status_code=400)
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     """A 500 says only "internal error" and the request id; the traceback goes to the log alone."""
     rid = request_id_of(request.scope)
@@ -309,6 +315,7 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.AsyncClient | None = None) -> Starlette:
     """The server's ASGI app for ``template`` in front of ``config.upstream``. ``client``: the httpx client for
     the upstream (one is made, and closed at shutdown, when not given)."""
+    set_cache_budget(config.cache_mb)
     own_client = client is None
     if client is None:
         timeout = httpx2.Timeout(connect=30.0, read=config.upstream_timeout, write=60.0, pool=None)
@@ -351,7 +358,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
             Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
         middleware=middleware,
-        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        exception_handlers={HTTPException: _http_error, ClientDisconnect: _client_gone, Exception: _server_error},
         lifespan=lifespan,
     )
     app.state.autoparser = server

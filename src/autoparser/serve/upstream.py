@@ -39,8 +39,10 @@ import httpx2
 from ..params import ChatParams
 from .chunks import Usage
 from .protocol import ChatRequest
+from .security import Scrubber, split_credentials
 
 __all__ = [
+    "FAILURE_KINDS",
     "GRAMMAR_FIELDS",
     "KINDS",
     "LlamaCppUpstream",
@@ -75,13 +77,38 @@ _TRIGGER_TYPES = {"word": 1, "pattern": 2, "pattern_full": 3}
 _log = logging.getLogger("autoparser.serve")
 
 
-class UpstreamError(Exception):
-    """The upstream could not be reached, answered an error, or broke off a reply (the message says which)."""
+# What went wrong with the upstream (UpstreamError.kind; the code of the error a client gets, see .failures)
+FAILURE_KINDS = (
+    "upstream_status",  # it answered an HTTP error status (UpstreamError.status)
+    "upstream_unreachable",  # no connection could be made
+    "upstream_timeout",  # no byte came within the read timeout
+    "upstream_broken",  # the connection broke, or the stream closed before the reply ended
+    "upstream_bad_reply",  # a reply or event that is not what the protocol says
+    "upstream_error",  # an error event in the middle of a streamed reply
+)
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+
+class UpstreamError(Exception):
+    """The upstream could not be reached, answered an error, or broke off a reply (the message says which, ``kind``
+    names it: :data:`FAILURE_KINDS`). ``status`` and ``retry_after``: the upstream's error status and its
+    ``Retry-After`` header, where it answered one."""
+
+    def __init__(
+        self, message: str, status: int | None = None, *, kind: str = "upstream_error", retry_after: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.kind = "upstream_status" if status is not None and kind == "upstream_error" else kind
+        self.retry_after = retry_after
+
+    def scrubbed(self, scrubber: Scrubber) -> UpstreamError:
+        """The same error with the upstream's credentials masked in its message."""
+        return UpstreamError(scrubber.text(self.message), self.status, kind=self.kind, retry_after=self.retry_after)
+
+
+def _read_failure(err: httpx2.HTTPError) -> str:
+    return "upstream_timeout" if isinstance(err, httpx2.TimeoutException) else "upstream_broken"
 
 
 @dataclass(frozen=True)
@@ -121,10 +148,17 @@ class PieceStream:
     """A streamed reply: iterate :meth:`pieces`, then (always) :meth:`aclose` to release the connection; closing it
     early cancels the upstream request."""
 
-    def __init__(self, response: httpx2.Response, decode: Callable[[Any], Piece | None], source: str) -> None:
+    def __init__(
+        self,
+        response: httpx2.Response,
+        decode: Callable[[Any], Piece | None],
+        source: str,
+        secrets: Scrubber | None = None,
+    ) -> None:
         self._response = response
         self._decode = decode
         self._source = source
+        self._secrets = secrets or Scrubber()
 
     async def _events(self) -> AsyncIterator[str]:
         """Server-sent events' data, one per event, as the lines arrive."""
@@ -145,7 +179,14 @@ class PieceStream:
 
     async def pieces(self) -> AsyncIterator[Piece]:
         """The reply's pieces; one has ``finish`` set. Raises :class:`UpstreamError` for an error event, a broken
-        connection, or a stream that closes before the reply ended."""
+        connection, or a stream that closes before the reply ended (its message scrubbed of credentials)."""
+        try:
+            async for piece in self._pieces():
+                yield piece
+        except UpstreamError as err:
+            raise err.scrubbed(self._secrets) from None
+
+    async def _pieces(self) -> AsyncIterator[Piece]:
         ended = False
         try:
             async for data in self._events():
@@ -154,7 +195,9 @@ class PieceStream:
                 try:
                     event = json.loads(data)
                 except ValueError:
-                    raise UpstreamError(f"{self._source} sent an event that is not JSON: {data[:200]!r}") from None
+                    raise UpstreamError(
+                        f"{self._source} sent an event that is not JSON: {data[:200]!r}", kind="upstream_bad_reply"
+                    ) from None
                 piece = self._decode(event)
                 if piece is None:
                     continue
@@ -163,9 +206,10 @@ class PieceStream:
                 if ended and self.ends_at_finish:
                     return
         except httpx2.HTTPError as err:
-            raise UpstreamError(f"{self._source} broke off the reply: {_describe(err)}") from err
+            message = f"{self._source} broke off the reply: {_describe(err)}"
+            raise UpstreamError(message, kind=_read_failure(err)) from err
         if not ended:
-            raise UpstreamError(f"{self._source} closed the stream before the reply ended")
+            raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
 
     ends_at_finish = True  # llama.cpp's /completion sends no [DONE]: the event with "stop": true is the last
 
@@ -208,6 +252,16 @@ class Upstream:
         self.default_max_tokens = default_max_tokens
         self.extra = dict(extra or {})
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # masked in every error this upstream raises (the app gives a URL without its password: .security)
+        self.secrets = Scrubber(split_credentials(url, api_key).secrets)
+        try:  # refused here, at start-up, rather than as an error on every request
+            httpx2.URL(self.url + self.path)
+        except (httpx2.InvalidURL, TypeError, ValueError) as err:
+            # neither the URL nor httpx's text, which quote parts of it: a password unsplit is not recognised
+            raise ValueError(
+                f"the upstream URL is not valid ({type(err).__name__}); in a password, '/', '@' and ':' must be "
+                "percent-encoded"
+            ) from None
         self._adds_bos: bool | None = None  # learned once (the same answer for every request)
 
     @property
@@ -249,9 +303,11 @@ class Upstream:
         try:
             response = await self.client.send(request, stream=stream)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
-            raise UpstreamError(f"upstream {self.endpoint} is unreachable: {_describe(err)}") from err
+            raise UpstreamError(
+                f"upstream {self.endpoint} is unreachable: {_describe(err)}", kind="upstream_unreachable"
+            ) from err
         except httpx2.HTTPError as err:  # a timeout, a connection that broke before the answer
-            raise UpstreamError(f"upstream {self.endpoint} failed: {_describe(err)}") from err
+            raise UpstreamError(f"upstream {self.endpoint} failed: {_describe(err)}", kind=_read_failure(err)) from err
         if response.status_code >= 400:
             try:
                 raw = await response.aread()
@@ -261,26 +317,40 @@ class Upstream:
                 await response.aclose()
             message = _body_message(raw)
             raise UpstreamError(
-                f"upstream {self.endpoint} answered {response.status_code}: {message}", response.status_code
+                f"upstream {self.endpoint} answered {response.status_code}: {message}",
+                response.status_code,
+                retry_after=response.headers.get("retry-after"),
             )
         return response
 
     async def complete(self, params: ChatParams, request: ChatRequest) -> Piece:
-        """The whole reply at once."""
-        response = await self._send(await self.body(params, request), stream=False)
+        """The whole reply at once (raises :class:`UpstreamError`, scrubbed of credentials)."""
         try:
-            payload = response.json()
-        except ValueError:
-            raise UpstreamError(f"upstream {self.endpoint} answered with a body that is not JSON") from None
-        piece = self.decode_complete(payload)
-        if piece is None:
-            raise UpstreamError(f"upstream {self.endpoint} answered without a completion: {str(payload)[:200]}")
+            response = await self._send(await self.body(params, request), stream=False)
+            try:
+                payload = response.json()
+            except ValueError:
+                raise UpstreamError(
+                    f"upstream {self.endpoint} answered with a body that is not JSON", kind="upstream_bad_reply"
+                ) from None
+            piece = self.decode_complete(payload)
+            if piece is None:
+                raise UpstreamError(
+                    f"upstream {self.endpoint} answered without a completion: {str(payload)[:200]}",
+                    kind="upstream_bad_reply",
+                )
+        except UpstreamError as err:
+            raise err.scrubbed(self.secrets) from None
         return piece
 
     async def stream(self, params: ChatParams, request: ChatRequest) -> PieceStream:
-        """Open a streamed reply (raises :class:`UpstreamError` before any piece when the upstream refuses)."""
-        response = await self._send(await self.body(params, request), stream=True)
-        stream = PieceStream(response, self.decode_event, f"upstream {self.endpoint}")
+        """Open a streamed reply (raises :class:`UpstreamError`, scrubbed of credentials, before any piece when the
+        upstream refuses)."""
+        try:
+            response = await self._send(await self.body(params, request), stream=True)
+        except UpstreamError as err:
+            raise err.scrubbed(self.secrets) from None
+        stream = PieceStream(response, self.decode_event, f"upstream {self.endpoint}", self.secrets)
         stream.ends_at_finish = self.kind == "llama.cpp"
         return stream
 
@@ -340,7 +410,10 @@ class LlamaCppUpstream(Upstream):
     def decode_event(self, event: Any) -> Piece | None:
         self._raise_event_error(event)
         if not isinstance(event, Mapping):
-            raise UpstreamError(f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}")
+            raise UpstreamError(
+                f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}",
+                kind="upstream_bad_reply",
+            )
         text = event.get("content")
         text = text if isinstance(text, str) else ""
         if not event.get("stop"):
@@ -426,9 +499,15 @@ class OpenAIUpstream(Upstream):
             data = response.json().get("data") if response.status_code == 200 else None
             model = data[0].get("id") if isinstance(data, list) and data and isinstance(data[0], Mapping) else None
         except (httpx2.HTTPError, ValueError, AttributeError) as err:
-            raise UpstreamError(f"upstream {self.url}/v1/models is unreachable: {_describe(err)}") from err
+            if isinstance(err, httpx2.ConnectError | httpx2.ConnectTimeout):
+                kind = "upstream_unreachable"
+            else:
+                kind = _read_failure(err) if isinstance(err, httpx2.HTTPError) else "upstream_bad_reply"
+            raise UpstreamError(f"upstream {self.url}/v1/models is unreachable: {_describe(err)}", kind=kind) from err
         if not isinstance(model, str) or not model:
-            raise UpstreamError(f"upstream {self.url}/v1/models lists no model; pass --upstream-model")
+            raise UpstreamError(
+                f"upstream {self.url}/v1/models lists no model; pass --upstream-model", kind="upstream_bad_reply"
+            )
         self.model = model
         return model
 
@@ -457,7 +536,10 @@ class OpenAIUpstream(Upstream):
     def decode_event(self, event: Any) -> Piece | None:
         self._raise_event_error(event)
         if not isinstance(event, Mapping):
-            raise UpstreamError(f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}")
+            raise UpstreamError(
+                f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}",
+                kind="upstream_bad_reply",
+            )
         usage = _openai_usage(event.get("usage"))
         choices = event.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
