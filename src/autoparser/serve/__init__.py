@@ -54,6 +54,7 @@ def serve(
     its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log. A client that
     does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its body longer than
     ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit)."""
+    import gc
     import logging
 
     import uvicorn
@@ -66,4 +67,8 @@ def serve(
         logger.propagate = False
     logger.setLevel(log_level.upper())
     http = timed_protocol(header_timeout, read_timeout)
+    # What exists now (the analysed template, the libraries) lives as long as the process: out of the collector's
+    # sight, a full collection does not walk it, and its pauses (every thread waits) stay short
+    gc.collect()
+    gc.freeze()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)
