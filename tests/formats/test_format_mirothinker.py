@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from autoparser import ChatParams, ChatTemplate
-from autoparser.errors import TemplateError
+from autoparser.errors import RequestError, TemplateError
 from autoparser.message import ToolCall
 from autoparser.template.environment import compile_template, render_bounded
 from autoparser.template.limits import RenderLimits
@@ -113,11 +113,12 @@ def test_the_template_cannot_render_calls() -> None:
 
 
 def test_a_template_that_renders_tools_still_raises_for_bad_tools() -> None:
-    """A tool the template cannot render even with OpenAI's defaults (a parameter schema that is no object; a
-    parameter merely without a description gets the default: docs/requests.md) raises: the tools are not dropped."""
+    """A bad tool (a parameter schema that is no object; a parameter merely without a description gets the default:
+    docs/requests.md) raises, naming it, before the template is tried: the tools are not dropped."""
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": 3}}}}]
-    with pytest.raises(TemplateError):
+    with pytest.raises(RequestError) as caught:
         ChatTemplate.load("CohereForAI-c4ai-command-r-plus-tool_use").apply(USER, tools=tools)  # reads descriptions
+    assert caught.value.field == "tools[0].function.parameters.properties.x"
 
 
 @pytest.mark.parametrize(("thinking", "prefilled"), [(True, False), (False, True)])
