@@ -1,11 +1,64 @@
-"""Test-wide settings: Hypothesis runs derandomized, so CI is reproducible, and without its per-example deadline
-(200 ms by default): no test fails for being slow on a loaded machine (the benchmarks in bench/ time things).
+"""Test-wide settings.
 
-Explore new examples locally with ``pytest --hypothesis-profile=explore``.
+Hypothesis runs derandomized, so CI is reproducible, and without its per-example deadline (200 ms by default): no
+test fails for being slow on a loaded machine (the benchmarks in bench/ time things). Explore new examples locally
+with ``pytest --hypothesis-profile=explore``.
+
+Templates: a test parametrized over the bundled templates runs on all 134 in CI (``AUTOPARSER_TEMPLATES=all``, set
+by .ci/run) and on a seeded sample of them elsewhere (a third, chosen by a hash of the name, so every run and every
+xdist worker picks the same), which keeps the README's test command within minutes on a 2-core machine. The cases
+left out are reported as deselected, never as passed; tests over the whole set at once (tables, docs, counts) and
+tests of named templates always run.
 """
 
+from __future__ import annotations
+
+import os
+import zlib
+
+import pytest
 from hypothesis import settings
+
+from autoparser import bundled_templates
 
 settings.register_profile("default", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, max_examples=2000, deadline=None)
 settings.load_profile("default")
+
+ALL_TEMPLATES = os.environ.get("AUTOPARSER_TEMPLATES", "sample") == "all"
+_BUNDLED = frozenset(bundled_templates())
+_SAMPLE_SHARE = 3  # one template in this many runs outside CI
+
+
+def in_sample(template: str) -> bool:
+    """Whether ``template`` is in the seeded sample (always true with ``AUTOPARSER_TEMPLATES=all``)."""
+    return ALL_TEMPLATES or zlib.crc32(template.encode()) % _SAMPLE_SHARE == 0
+
+
+def _templates_of(item: pytest.Item) -> list[str]:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return []
+    return [value for value in callspec.params.values() if isinstance(value, str) and value in _BUNDLED]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ALL_TEMPLATES:
+        return
+    keep: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        (keep if all(in_sample(t) for t in _templates_of(item)) else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = keep
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if ALL_TEMPLATES:
+        return f"templates: all {len(_BUNDLED)} (AUTOPARSER_TEMPLATES=all)"
+    sample = sum(in_sample(t) for t in _BUNDLED)
+    return (
+        f"templates: a seeded sample of {sample} of the {len(_BUNDLED)} bundled templates for per-template tests "
+        "(AUTOPARSER_TEMPLATES=all runs all, as CI does)"
+    )
