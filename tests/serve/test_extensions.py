@@ -60,7 +60,7 @@ def test_what_cannot_be_continued_is_a_400(base_url: Any) -> None:
     user = {"role": "user", "content": "Hello"}
     assistant = {"role": "assistant", "content": "Hi"}
     cases = [
-        ({"messages": [user], "continue_final_message": True}, "continue_final_message"),
+        ({"messages": [user], "continue_final_message": True}, "messages[0].role"),
         ({"messages": [user, assistant], "continue_final_message": True, "add_generation_prompt": True},
          "continue_final_message"),
         ({"messages": [user, {"role": "assistant", "content": ""}], "continue_final_message": True},

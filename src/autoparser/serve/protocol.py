@@ -380,14 +380,8 @@ def parse_chat_request(
     if sampling.repetition_penalty == 0:
         raise _invalid("repetition_penalty", "must be greater than 0 (1: no penalty)")
     add_generation_prompt = _typed(body, "add_generation_prompt", (bool,), "a boolean")
+    # (what cannot be continued is ChatTemplate.apply's RequestError, a 400 naming the field: apply_request)
     continue_final_message = bool(_typed(body, "continue_final_message", (bool,), "a boolean"))
-    if continue_final_message and add_generation_prompt:
-        raise _invalid(
-            "continue_final_message",
-            "cannot be true together with add_generation_prompt (vLLM's rule; send add_generation_prompt: false)",
-        )
-    if continue_final_message and messages[-1].get("role") != "assistant":
-        raise _invalid("continue_final_message", "needs the final message to be the assistant's, to continue it")
     return ChatRequest(
         messages=messages,
         tools=tools,
