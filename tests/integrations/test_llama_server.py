@@ -271,8 +271,9 @@ def test_thinking_holds_triggers_back(engine: Any) -> None:
     """A lazy grammar's trigger inside reasoning does not fire when the request carries the thinking tags
     (llama.cpp's reasoning-budget fields and the generation prompt, which opened the block): the reasoning stays
     free text, and a reply that closes it parses with no warning. Without them the grammar takes over at the
-    trigger. (A reply that never closes its reasoning may hold a trigger the parser reads as a call, with a
-    warning: llama.cpp ended the reply inside the block.)"""
+    trigger. (A second closer in the answer is kept as content, with a warning. A reply that never closes its
+    reasoning may hold a trigger the parser reads as a call, with a warning: llama.cpp ended the reply inside the
+    block.)"""
     name, template, model, server = engine
     params = template.apply(MESSAGES, tools=TOOLS, parallel_tool_calls=False)
     end = params.thinking_end_tag
@@ -283,7 +284,11 @@ def test_thinking_holds_triggers_back(engine: Any) -> None:
         reply = complete(server, body(params, template, seed=seed, logit_bias=ban))
         message = params.parse(reply.text)
         if end in reply.text:
-            assert not message.warnings, (message.warnings, reply.text)
+            # A random model may write the closer again in its answer: kept as content, with a warning saying so.
+            strays = [w for w in message.warnings if f"'{end}' closes no reasoning block" in w.message]
+            assert bool(strays) == (reply.text.count(end) > 1), (message.warnings, reply.text)
+            assert len(strays) == len(message.warnings), (message.warnings, reply.text)
+            assert (message.content or "").count(end) == reply.text.count(end) - 1, message  # none dropped
             for call in message.tool_calls:
                 jsonschema.validate(json.loads(call.arguments), SCHEMAS[call.name])
         reasoning = reply.text.split(end)[0]
