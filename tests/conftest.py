@@ -8,31 +8,23 @@ Templates: a test parametrized over the bundled templates runs on all 134 in CI 
 by .ci/run) and on a seeded sample of them elsewhere (a third, chosen by a hash of the name, so every run and every
 xdist worker picks the same), which keeps the README's test command within minutes on a 2-core machine. The cases
 left out are reported as deselected, never as passed; tests over the whole set at once (tables, docs, counts) and
-tests of named templates always run.
+tests of named templates always run. tests/support/sample.py holds the sample, for tables built at collection.
 """
 
 from __future__ import annotations
-
-import os
-import zlib
 
 import pytest
 from hypothesis import settings
 
 from autoparser import bundled_templates
 
+from .support.sample import ALL_TEMPLATES, in_sample
+
 settings.register_profile("default", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, max_examples=2000, deadline=None)
 settings.load_profile("default")
 
-ALL_TEMPLATES = os.environ.get("AUTOPARSER_TEMPLATES", "sample") == "all"
 _BUNDLED = frozenset(bundled_templates())
-_SAMPLE_SHARE = 3  # one template in this many runs outside CI
-
-
-def in_sample(template: str) -> bool:
-    """Whether ``template`` is in the seeded sample (always true with ``AUTOPARSER_TEMPLATES=all``)."""
-    return ALL_TEMPLATES or zlib.crc32(template.encode()) % _SAMPLE_SHARE == 0
 
 
 def _templates_of(item: pytest.Item) -> list[str]:

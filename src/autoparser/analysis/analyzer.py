@@ -32,7 +32,9 @@ from .workarounds import Draft, apply_workarounds
 
 __all__ = ["analyze_template", "clear_cache"]
 
-_CACHE_SIZE = 128
+# Per template, and small: room for several times the bundled set, so a loop over every template (a check, a test
+# sweep) never evicts what the next pass needs (with fewer entries than templates, LRU re-analyses every one).
+_CACHE_SIZE = 512
 _cache: OrderedDict[tuple[str, str, str], TemplateAnalysis] = OrderedDict()
 _lock = threading.Lock()
 

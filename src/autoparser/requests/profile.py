@@ -83,7 +83,7 @@ class _Key:
         return (a.source, a.bos_token, a.eos_token) == (b.source, b.bos_token, b.eos_token)
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=512)  # per template: more than the bundled set, so a loop over all never thrashes
 def _profile(key: _Key) -> RequestProfile:
     template = key.template
     analysis = template.analysis

@@ -1,0 +1,44 @@
+"""Which bundled templates the per-template tests run on: all 134 in CI (``AUTOPARSER_TEMPLATES=all``, set by
+.ci/run), a seeded third of them elsewhere (a hash of the name, so every run and every xdist worker picks the same),
+which keeps the README's test command within minutes on a 2-core machine.
+
+Tables of cases computed at import (collection) should be built over :func:`sampled` templates only: a case left
+out by the sample costs nothing then, not even its rendering. The conftest deselects (and reports) any per-template
+case of a template outside the sample that a table still holds. Long position sweeps use :func:`sweep` the same way:
+every position in CI, a seeded sample elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import zlib
+from collections.abc import Iterable, Sequence
+
+from autoparser import bundled_templates
+
+__all__ = ["ALL_TEMPLATES", "in_sample", "sampled", "sweep"]
+
+ALL_TEMPLATES = os.environ.get("AUTOPARSER_TEMPLATES", "sample") == "all"
+SAMPLE_SHARE = 3  # one template in this many runs outside CI
+
+
+def in_sample(template: str) -> bool:
+    """Whether ``template`` is in the seeded sample (always true with ``AUTOPARSER_TEMPLATES=all``)."""
+    return ALL_TEMPLATES or zlib.crc32(template.encode()) % SAMPLE_SHARE == 0
+
+
+def sampled(templates: Iterable[str] | None = None) -> list[str]:
+    """``templates`` (default: every bundled template) that are in the sample, in their order."""
+    return [t for t in (bundled_templates() if templates is None else templates) if in_sample(t)]
+
+
+def sweep(positions: Sequence[int], share: int = SAMPLE_SHARE, *, keep: Iterable[int] = (), seed: int = 0) -> list[int]:
+    """``positions`` in CI; elsewhere a seeded ``1/share`` of them plus the first and last and any in ``keep``
+    (the boundaries a sweep most needs), in order."""
+    if ALL_TEMPLATES or len(positions) <= 2:
+        return list(positions)
+    rng = random.Random(seed)
+    chosen = {positions[0], positions[-1], *keep}
+    chosen.update(p for p in positions if rng.randrange(share) == 0)
+    return [p for p in positions if p in chosen]
