@@ -40,7 +40,9 @@ after a position, nested JSON values), so retrying at many positions stays linea
 
 from __future__ import annotations
 
+import bisect
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -184,6 +186,8 @@ class _Compiler:
         self.cache: dict[int, Matcher] = {}
         self._keep: list[Parser] = []  # keeps ids in `cache` valid
         self._uids = 0
+        # Held while a keyed choice compiles an alternative during a parse (other threads may parse meanwhile)
+        self.lock = threading.RLock()
 
     def uid(self) -> int:
         """A small integer naming one scanning primitive or repetition (keys of the per-parse caches)."""
@@ -418,7 +422,46 @@ def _dispatch(node: Choice) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]
     return table, anywhere
 
 
+_KEYED = 8  # alternatives with a leading text from which a choice dispatches on it (and compiles lazily)
+
+
+def leading_text(node: Parser) -> tuple[bool, str, bool]:
+    """What every match of ``node`` starts with: whether whitespace may come first, the text that follows it
+    (literals in sequence, through tags and rules), and whether that is all ``node`` matches."""
+    match node:
+        case Literal(text=text):
+            return False, text, True
+        case Eps():
+            return False, "", True
+        case Space():
+            return True, "", False
+        case Tag(child=child) | Atomic(child=child) | Rule(body=child):
+            return leading_text(child)
+        case Sequence(items=items):
+            spaced = False
+            pieces: list[str] = []
+            for item in items:
+                if isinstance(item, Space) and not pieces and not spaced:
+                    spaced = True
+                    continue
+                item_spaced, text, whole = leading_text(item)
+                if item_spaced:
+                    if pieces or spaced:
+                        return spaced, "".join(pieces), False
+                    spaced = True
+                pieces.append(text)
+                if not whole:
+                    return spaced, "".join(pieces), False
+            return spaced, "".join(pieces), True
+        case _:
+            return False, "", False
+
+
 def _choice(c: _Compiler, node: Choice) -> Matcher:
+    if len(node.items) >= _KEYED:
+        keys = [leading_text(item)[:2] for item in node.items]
+        if sum(bool(text) for _, text in keys) >= _KEYED:
+            return _keyed_choice(c, node, keys)
     items = tuple(c.compile(child) for child in node.items)
     uid = c.uid()
     table, anywhere = _dispatch(node)
@@ -460,6 +503,112 @@ def _choice(c: _Compiler, node: Choice) -> Matcher:
         return FAIL, pos
 
     return match
+
+
+def _keyed_choice(c: _Compiler, node: Choice, keys: list[tuple[bool, str]]) -> Matcher:
+    """A choice among many alternatives that start with texts of their own (one call per tool: a request may
+    declare hundreds of tools, and a reply calls a few): at a position only the alternatives whose text is there
+    (after whitespace, for those that start with it), or in partial mode may still come, are tried, and each is
+    compiled the first time it is tried. So building the parser costs next to nothing per alternative, and trying
+    them costs a lookup per key length, not an attempt per alternative. The result is the same as trying every
+    alternative in order: one whose leading text is not at the position fails there. Only when all fail are the
+    others run too (compiled then), so that the failure records what each expected, as a plain choice does."""
+    count = len(node.items)
+    slots: list[Matcher | None] = [None] * count
+
+    def item(index: int) -> Matcher:
+        matcher = slots[index]
+        if matcher is None:
+            with c.lock:  # another thread may be compiling it (a parser is shared between threads)
+                matcher = slots[index]
+                if matcher is None:
+                    matcher = slots[index] = c.compile(node.items[index])
+        return matcher
+
+    # The alternatives with no leading text, by the character they may start with (as a plain choice dispatches)
+    free = tuple(i for i, (_, key) in enumerate(keys) if not key)
+    firsts = {i: first_set(node.items[i]) for i in free}
+    free_anywhere = tuple(i for i in free if firsts[i][0] is None or firsts[i][1])
+    free_table = {
+        ch: tuple(i for i in free if i in free_anywhere or ch in (firsts[i][0] or ()))
+        for ch in set().union(*(chars for chars, _ in firsts.values() if chars is not None))
+    }
+    groups = [_KeyGroup([(i, key) for i, (spaced, key) in enumerate(keys) if key and spaced == lead]) for lead in
+              (False, True)]  # fmt: skip
+    plain, spaced = groups
+    every = tuple(range(count))
+    uid = c.uid()
+
+    def candidates(st: _State, pos: int) -> tuple[int, ...]:
+        found = list(free_table.get(st.text[pos], free_anywhere) if pos < st.n else free)
+        if plain.keys:
+            plain.find(st, pos, found)
+        if spaced.keys:
+            spaced.find(st, _SPACE.match(st.text, pos).end(), found)
+        found.sort()
+        return tuple(found)
+
+    def match(st: _State, pos: int) -> tuple[int, int]:
+        nodes = st.nodes
+        mark = len(nodes)
+        order = candidates(st, pos)
+        memo = st.progress
+        first = 0
+        failed = None
+        if memo is not None:  # in a session: skip the alternatives a shorter input already ruled out
+            failed = memo.get((uid, pos))
+            if failed is not None:
+                first = failed.count
+        for index in order:
+            if index < first:
+                continue
+            status, end = item(index)(st, pos)
+            if status != FAIL:
+                return status, end
+            del nodes[mark:]
+            if memo is not None and not st.touched:
+                if failed is None:
+                    failed = memo[uid, pos] = _Settled(pos, index + 1, [])
+                else:
+                    failed.count = index + 1
+        if memo is None:  # all failed: let the others record what they expected (error messages)
+            for index in every:
+                if index not in order:
+                    item(index)(st, pos)
+                    del nodes[mark:]
+        return FAIL, pos
+
+    return match
+
+
+class _KeyGroup:
+    """The leading texts of a keyed choice's alternatives: which are at a position, or may still come there."""
+
+    def __init__(self, keyed: list[tuple[int, str]]) -> None:
+        self.keys = bool(keyed)
+        tables: dict[int, dict[str, tuple[int, ...]]] = {}
+        for index, key in keyed:
+            table = tables.setdefault(len(key), {})
+            table[key] = (*table.get(key, ()), index)
+        self.tables = tuple(tables.items())
+        self.ordered = sorted((key, index) for index, key in keyed)
+        self.sorted_keys = [key for key, _ in self.ordered]
+        self.longest = max((len(key) for _, key in keyed), default=0)
+
+    def find(self, st: _State, pos: int, found: list[int]) -> None:
+        """Add to ``found`` the alternatives whose key starts at ``pos``; in partial mode also those whose key the
+        text, ending before the key would, may still grow into."""
+        text, n = st.text, st.n
+        for size, table in self.tables:
+            if pos + size <= n:
+                hit = table.get(text[pos : pos + size])
+                if hit:
+                    found.extend(hit)
+        if st.partial and n - pos < self.longest:
+            rest = text[pos:n]
+            low = bisect.bisect_left(self.sorted_keys, rest)
+            high = bisect.bisect_left(self.sorted_keys, rest + "\U0010ffff")
+            found.extend(index for key, index in self.ordered[low:high] if len(key) > len(rest))
 
 
 def _repeat(c: _Compiler, node: Repeat) -> Matcher:

@@ -41,13 +41,32 @@ def bundled_templates() -> list[str]:
     )
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def data_copy(value: Any) -> Any:
+    """A deep copy of request data (what a template may mutate must not be the caller's), made without
+    ``copy.deepcopy``'s per-object bookkeeping: JSON-like data (dicts, lists, tuples, strings, numbers) is copied
+    directly — a request with 1,000 tools is copied several times per ``apply()`` — anything else deep-copied."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {key: data_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [data_copy(item) for item in value]
+    if kind is tuple:
+        return tuple(data_copy(item) for item in value)
+    return copy.deepcopy(value)
+
+
 def with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Deep copies of the messages with reasoning under every name templates read (as transformers does)."""
     prepared: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, Mapping):
             raise TypeError(f"chat messages must be mappings, got {type(message).__name__}")
-        item = copy.deepcopy(dict(message))
+        item = data_copy(dict(message))
         reasoning = next((item[k] for k in _REASONING_FIELDS if item.get(k) is not None), None)
         if reasoning is not None:
             item = {"thinking": reasoning, "reasoning": reasoning, **item, "reasoning_content": reasoning}
@@ -136,7 +155,7 @@ class JinjaChatTemplate:
             "documents": None,
             **extra_context,
             "messages": with_reasoning_aliases(messages),
-            "tools": copy.deepcopy(list(tools)) if tools is not None else None,
+            "tools": data_copy(list(tools)) if tools is not None else None,
             "add_generation_prompt": add_generation_prompt,
         }
         if enable_thinking is not None:
