@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import collector
 from .app import ServeConfig, create_app
 from .connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
@@ -54,7 +55,6 @@ def serve(
     its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log. A client that
     does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its body longer than
     ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit)."""
-    import gc
     import logging
 
     import uvicorn
@@ -67,8 +67,6 @@ def serve(
         logger.propagate = False
     logger.setLevel(log_level.upper())
     http = timed_protocol(header_timeout, read_timeout)
-    # What exists now (the analysed template, the libraries) lives as long as the process: out of the collector's
-    # sight, a full collection does not walk it, and its pauses (every thread waits) stay short
-    gc.collect()
-    gc.freeze()
+    # Full garbage collections only between replies (.collector): the app's lifespan runs them
+    collector.install()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)

@@ -37,6 +37,7 @@ from ..cache import DEFAULT_CACHE_MB, set_cache_budget
 from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
+from . import collector
 from .access import REQUEST_ID_HEADER, Access, request_id_of
 from .body import RequestLimits, parse_json, read_body
 from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
@@ -121,6 +122,7 @@ class _Server:
         # The worker threads that prepare requests and parse whole replies (8: more would only share the same
         # cores): the event loop only moves bytes, so a 1,000-tool request does not hold up other streams
         self.cpu = anyio.CapacityLimiter(8)
+        self.replying = 0  # requests being prepared or answered now (full garbage collections wait for none)
         self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
         self.grammar_fields = grammar_fields(self.upstream)
 
@@ -166,6 +168,13 @@ class _CompleteReply(Response):
         self.server, self.params, self.request = server, params, request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.server.replying += 1
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            self.server.replying -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         upstream = self.server.upstream
         try:
             piece = await _until_disconnect(receive, lambda: upstream.complete(self.params, self.request))
@@ -189,6 +198,13 @@ class _StreamedReply(Response):
         self.server, self.params, self.request = server, params, request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.server.replying += 1
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            self.server.replying -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         upstream = self.server.upstream
         try:
             pieces = await _until_disconnect(receive, lambda: upstream.stream(self.params, self.request))
@@ -275,7 +291,11 @@ async def chat_completions(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     try:
         raw = await read_body(request, server.limits)
-        chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, limiter=server.cpu)
+        server.replying += 1
+        try:
+            chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, limiter=server.cpu)
+        finally:
+            server.replying -= 1
     except APIError as err:
         return _error(err)
     if chat.stream:
@@ -345,7 +365,11 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
 
     @asynccontextmanager
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
-        yield
+        async with anyio.create_task_group() as tasks:
+            if collector.installed():  # serve() took full collections off Python's hands: run them between replies
+                tasks.start_soon(collector.FullCollections(lambda: server.replying > 0).run)
+            yield
+            tasks.cancel_scope.cancel()
         if own_client:
             await server.client.aclose()
 
