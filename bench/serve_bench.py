@@ -10,7 +10,10 @@ time per token (milliseconds) comes on top of both.
 Bounded: a fixed number of requests per measurement (``--requests``), every request under a time limit, loopback
 only. No asserts: it reports.
 
-Run: python bench/serve_bench.py [--requests N] [--tokens N]
+With ``--pace MS`` the double waits MS ms before each token, as an engine does, and the bench reports the server's
+CPU time per token (read from /proc: Linux) with 1 and 8 concurrent streams.
+
+Run: python bench/serve_bench.py [--requests N] [--tokens N] [--pace MS]
 """
 
 from __future__ import annotations
@@ -65,9 +68,15 @@ import sys, uvicorn
 sys.path.insert(0, {root!r})
 from tests.serve.double import Script, UpstreamDouble, tokens
 double = UpstreamDouble()
-double.default = Script(tokens({text!r}, ["<tool_call>", "</think>", "<function=", "<parameter="]))
+double.default = Script(tokens({text!r}, ["<tool_call>", "</think>", "<function=", "<parameter="]), delay={delay})
 uvicorn.run(double.app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
 """
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux: /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -131,7 +140,23 @@ async def _concurrent(client: httpx2.AsyncClient, url: str, body: dict[str, Any]
     return time.perf_counter() - start
 
 
-async def measure(upstream: str, server: str, requests: int, tokens: int) -> None:
+async def measure_paced(server: str, pid: int, requests: int, tokens: int, pace: float) -> None:
+    """At an engine's pace: the server's CPU per token with 1 and 8 concurrent streams."""
+    served_url = server + "/v1/chat/completions"
+    ask = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
+    async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None)) as client:
+        await _stream(client, served_url, {**ask, "stream": True})
+        print(f"autoparser serve bench: {TEMPLATE}, {tokens} tokens per reply at {pace} ms per token")
+        print(f"{'concurrent streams':34}{'requests':>10}{'server CPU/token (µs)':>24}")
+        for streams in (1, 8):
+            total = max(requests, streams)
+            before = cpu_seconds(pid)
+            await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
+            used = cpu_seconds(pid) - before
+            print(f"{streams:<34}{total:>10}{used / (total * tokens) * 1e6:24.1f}")
+
+
+async def measure(upstream: str, server: str, pid: int, requests: int, tokens: int) -> None:
     direct_url, served_url = upstream + "/completion", server + "/v1/chat/completions"
     ask = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
     prompt = {"prompt": "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n"}
@@ -141,7 +166,9 @@ async def measure(upstream: str, server: str, requests: int, tokens: int) -> Non
             await _stream(client, direct_url, {**prompt, "stream": True})
             await _stream(client, served_url, {**ask, "stream": True})
         direct = [await _stream(client, direct_url, {**prompt, "stream": True}) for _ in range(requests)]
+        before = cpu_seconds(pid)
         served = [await _stream(client, served_url, {**ask, "stream": True}) for _ in range(requests)]
+        cpu_per_token = (cpu_seconds(pid) - before) / (requests * tokens) * 1e6
         direct_whole = [await _whole(client, direct_url, prompt) for _ in range(requests)]
         served_whole = [await _whole(client, served_url, ask) for _ in range(requests)]
 
@@ -163,16 +190,20 @@ async def measure(upstream: str, server: str, requests: int, tokens: int) -> Non
         ]
         for label, a, b in rows:
             print(f"{label:34}{a:12.2f}{b:12.2f}{b - a:+12.2f}")
-        print(f"(the server sent {events:.0f} events for the {tokens} upstream tokens)")
+        print(f"(the server sent {events:.0f} events for the {tokens} upstream tokens; its CPU: "
+              f"{cpu_per_token:.1f} µs per token)")  # fmt: skip
         print()
-        print(f"{'concurrent streams':34}{'direct tok/s':>14}{'served tok/s':>14}{'served req/s':>14}")
+        head = f"{'concurrent streams':34}{'direct tok/s':>14}{'served tok/s':>14}{'served req/s':>14}"
+        print(f"{head}{'CPU µs/tok':>12}")
         for streams in (1, 8, 32):
             total = max(requests, streams * 2)
             d_seconds = await _concurrent(client, direct_url, {**prompt, "stream": True}, streams, total)
+            before = cpu_seconds(pid)
             s_seconds = await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
+            cpu = (cpu_seconds(pid) - before) / (total * tokens) * 1e6
             print(
                 f"{streams:<34}{total * tokens / d_seconds:14,.0f}{total * tokens / s_seconds:14,.0f}"
-                f"{total / s_seconds:14.1f}"
+                f"{total / s_seconds:14.1f}{cpu:12.1f}"
             )
 
 
@@ -180,6 +211,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=40, help="requests per measurement (default 40)")
     parser.add_argument("--tokens", type=int, default=256, help="upstream tokens per reply (default 256)")
+    parser.add_argument("--pace", type=float, default=0.0, help="ms per upstream token (default 0: full speed)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.serve.double import tokens as cut
@@ -188,7 +220,8 @@ def main() -> None:
     n_tokens = len(cut(text, ["<tool_call>", "</think>", "<function=", "<parameter="]))
     up_port, server_port = _free_port(), _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    double = subprocess.Popen([sys.executable, "-c", DOUBLE.format(root=str(ROOT), text=text, port=up_port)], env=env)
+    source = DOUBLE.format(root=str(ROOT), text=text, port=up_port, delay=args.pace / 1000)
+    double = subprocess.Popen([sys.executable, "-c", source], env=env)
     server = subprocess.Popen(
         [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
          "--port", str(server_port), "--log-level", "warning"],
@@ -197,7 +230,11 @@ def main() -> None:
     try:
         _wait(f"http://127.0.0.1:{up_port}/health", double)
         _wait(f"http://127.0.0.1:{server_port}/health", server)
-        asyncio.run(measure(f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{server_port}", args.requests, n_tokens))
+        served = f"http://127.0.0.1:{server_port}"
+        if args.pace:
+            asyncio.run(measure_paced(served, server.pid, args.requests, n_tokens, args.pace))
+        else:
+            asyncio.run(measure(f"http://127.0.0.1:{up_port}", served, server.pid, args.requests, n_tokens))
     finally:
         for process in (server, double):
             process.terminate()

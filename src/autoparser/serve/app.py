@@ -228,8 +228,11 @@ class _StreamedReply(Response):
         reply = Reply(self.server.model, self.server.reasoning_field)
         usage_field = request.include_usage
 
+        async def send_bytes(body: bytes) -> None:
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
         async def emit(data: dict[str, Any]) -> None:
-            await send({"type": "http.response.body", "body": sse(data), "more_body": True})
+            await send_bytes(sse(data))
 
         await send(
             {
@@ -248,13 +251,16 @@ class _StreamedReply(Response):
         usage: Usage | None = None
         failure: UpstreamError | None = None
         try:
-            async for piece in pieces.pieces():
-                if piece.text:
-                    delta = merge_deltas(parser.feed(piece.text)).to_openai()
+            # What one read of the upstream brought is parsed and sent at once: one event and one write per read
+            async for batch in pieces.batches():
+                text = "".join(piece.text for piece in batch)
+                if text:
+                    delta = merge_deltas(parser.feed(text)).to_openai()
                     if delta:
-                        await emit(reply.chunk(delta, with_usage_field=usage_field))
-                finish = piece.finish or finish
-                usage = piece.usage or usage
+                        await send_bytes(reply.delta_event(delta, usage_field))
+                for piece in batch:
+                    finish = piece.finish or finish
+                    usage = piece.usage or usage
         except UpstreamError as err:
             failure = err
         last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost

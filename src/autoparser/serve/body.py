@@ -101,6 +101,4 @@ async def _read(request: Request, limits: RequestLimits) -> bytes:
 
 
 def _too_large(limits: RequestLimits) -> APIError:
-    return APIError(
-        413, f"the request body is larger than {limits.max_body_bytes} bytes", code="request_too_large"
-    )
+    return APIError(413, f"the request body is larger than {limits.max_body_bytes} bytes", code="request_too_large")

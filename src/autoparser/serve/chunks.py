@@ -71,6 +71,7 @@ class Reply:
         self.created = int(time.time())
         self.model = model
         self.reasoning_field = reasoning_field
+        self._frames: dict[bool, tuple[bytes, bytes]] = {}  # delta_event's envelope, before and after the delta
 
     def _named(self, fields: dict[str, Any]) -> dict[str, Any]:
         """``fields`` with the reasoning under the server's chosen name."""
@@ -93,6 +94,16 @@ class Reply:
         if with_usage_field:
             body["usage"] = None  # OpenAI: every chunk but the last carries "usage": null with include_usage
         return body
+
+    def delta_event(self, delta: dict[str, Any], with_usage_field: bool = False) -> bytes:
+        """``sse(self.chunk(delta, with_usage_field=...))``, the same bytes, made by dumping only the delta into the
+        reply's fixed envelope (written once per reply): a streamed reply sends one per upstream read."""
+        frame = self._frames.get(with_usage_field)
+        if frame is None:
+            marker = {"_": 0}
+            whole = sse(self.chunk(marker, with_usage_field=with_usage_field))
+            frame = self._frames[with_usage_field] = tuple(whole.split(_dumps(marker).encode(), 1))
+        return frame[0] + _dumps(self._named(delta)).encode() + frame[1]
 
     def usage_chunk(self, usage: Usage) -> dict[str, Any]:
         body = self._envelope("chat.completion.chunk")
@@ -123,6 +134,10 @@ def delta_body(delta: MessageDelta | None) -> dict[str, Any]:
     return delta.to_openai() if delta is not None else {}
 
 
+def _dumps(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
 def sse(data: dict[str, Any]) -> bytes:
     """One server-sent event."""
-    return b"data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + _dumps(data).encode() + b"\n\n"

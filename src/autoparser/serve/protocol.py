@@ -342,9 +342,7 @@ def parse_chat_request(
         _typed(body, key, kinds, what)
     _metadata(body)
     if model is not None and body.get("model") not in (None, model):
-        raise APIError(
-            404, f"The model `{body['model']}` does not exist.", param="model", code="model_not_found"
-        )
+        raise APIError(404, f"The model `{body['model']}` does not exist.", param="model", code="model_not_found")
     _modalities(body)
     n = _integer(body, "n")
     if n is not None and n != 1:

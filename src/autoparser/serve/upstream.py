@@ -144,6 +144,41 @@ def _body_message(raw: bytes) -> str:
     return message[:2000] or "(empty body)"
 
 
+class SseEvents:
+    """Server-sent events split out of text as it arrives: :meth:`feed` returns the ``data`` of each event the text
+    completed (its ``data:`` lines joined by newlines), :meth:`close` what the stream's end completes. Lines end in
+    ``\n``, ``\r\n`` or ``\r``; comment lines (``:``, llama.cpp's keep-alive pings) and other fields are skipped.
+    Splits whole reads with ``str`` methods rather than line by line."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, text: str) -> list[str]:
+        text = self._pending + text
+        if "\r" in text:
+            held = text.endswith("\r")  # may be the first half of a CRLF
+            text = text[:-1] if held else text
+            text = text.replace("\r\n", "\n").replace("\r", "\n") + ("\r" if held else "")
+        *complete, self._pending = text.split("\n\n")
+        return [data for block in complete if (data := _event_data(block)) is not None]
+
+    def close(self) -> list[str]:
+        rest, self._pending = self._pending.rstrip("\r"), ""
+        data = _event_data(rest)
+        return [] if data is None else [data]
+
+
+def _event_data(block: str) -> str | None:
+    """The data of one event (its lines without the blank line ending it), or None when it has no data field."""
+    data = []
+    for line in block.split("\n"):
+        if line.startswith("data"):
+            name, _, value = line.partition(":")
+            if name == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
+    return "\n".join(data) if data else None
+
+
 class PieceStream:
     """A streamed reply: iterate :meth:`pieces`, then (always) :meth:`aclose` to release the connection; closing it
     early cancels the upstream request."""
@@ -160,56 +195,66 @@ class PieceStream:
         self._source = source
         self._secrets = secrets or Scrubber()
 
-    async def _events(self) -> AsyncIterator[str]:
-        """Server-sent events' data, one per event, as the lines arrive."""
-        data: list[str] = []
-        async for line in self._response.aiter_lines():
-            if not line:
-                if data:
-                    yield "\n".join(data)
-                    data = []
-                continue
-            if line.startswith(":"):
-                continue  # a comment: llama.cpp's keep-alive pings
-            name, _, value = line.partition(":")
-            if name == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-        if data:
-            yield "\n".join(data)
-
     async def pieces(self) -> AsyncIterator[Piece]:
         """The reply's pieces; one has ``finish`` set. Raises :class:`UpstreamError` for an error event, a broken
         connection, or a stream that closes before the reply ended (its message scrubbed of credentials)."""
-        try:
-            async for piece in self._pieces():
+        async for batch in self.batches():
+            for piece in batch:
                 yield piece
+
+    async def batches(self) -> AsyncIterator[list[Piece]]:
+        """The reply's pieces as they arrive: the events of one read of the connection together (an engine at full
+        speed sends several per read, one at its pace one), so the server parses and writes once per read, not
+        once per token. Raises as :meth:`pieces` does."""
+        try:
+            async for batch in self._batches():
+                yield batch
         except UpstreamError as err:
             raise err.scrubbed(self._secrets) from None
 
-    async def _pieces(self) -> AsyncIterator[Piece]:
+    async def _batches(self) -> AsyncIterator[list[Piece]]:
+        events = SseEvents()
         ended = False
         try:
-            async for data in self._events():
+            async for text in self._response.aiter_text():
+                batch: list[Piece] = []
+                for data in events.feed(text):
+                    if data.strip() == "[DONE]":
+                        yield batch
+                        return
+                    piece = self._decode(self._json(data))
+                    if piece is None:
+                        continue
+                    ended = ended or piece.finish is not None
+                    batch.append(piece)
+                    if ended and self.ends_at_finish:
+                        yield batch
+                        return
+                if batch:
+                    yield batch
+            batch = []
+            for data in events.close():
                 if data.strip() == "[DONE]":
-                    return
-                try:
-                    event = json.loads(data)
-                except ValueError:
-                    raise UpstreamError(
-                        f"{self._source} sent an event that is not JSON: {data[:200]!r}", kind="upstream_bad_reply"
-                    ) from None
-                piece = self._decode(event)
-                if piece is None:
-                    continue
-                ended = ended or piece.finish is not None
-                yield piece
-                if ended and self.ends_at_finish:
-                    return
+                    break
+                piece = self._decode(self._json(data))
+                if piece is not None:
+                    ended = ended or piece.finish is not None
+                    batch.append(piece)
+            if batch:
+                yield batch
         except httpx2.HTTPError as err:
             message = f"{self._source} broke off the reply: {_describe(err)}"
             raise UpstreamError(message, kind=_read_failure(err)) from err
         if not ended:
             raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
+
+    def _json(self, data: str) -> Any:
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise UpstreamError(
+                f"{self._source} sent an event that is not JSON: {data[:200]!r}", kind="upstream_bad_reply"
+            ) from None
 
     ends_at_finish = True  # llama.cpp's /completion sends no [DONE]: the event with "stop": true is the last
 
