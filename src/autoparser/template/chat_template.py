@@ -51,13 +51,20 @@ def data_copy(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
-    if kind is dict:
-        return {key: data_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [data_copy(item) for item in value]
+    if kind is dict or (isinstance(value, dict) and _stateless(value, dict)):  # a JsonDict too (same type back)
+        return kind({key: data_copy(item) for key, item in value.items()})
+    if kind is list or (isinstance(value, list) and _stateless(value, list)):
+        return kind([data_copy(item) for item in value])
     if kind is tuple:
         return tuple(data_copy(item) for item in value)
     return copy.deepcopy(value)
+
+
+def _stateless(value: object, base: type) -> bool:
+    """Whether ``value``, of a subclass of ``base``, is all in its items: no attributes of its own, built like
+    ``base`` (a copy made as ``type(value)(items)`` is then whole)."""
+    kind = type(value)
+    return not hasattr(value, "__dict__") and kind.__init__ is base.__init__ and kind.__new__ is base.__new__
 
 
 def with_reasoning_aliases(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
