@@ -313,6 +313,14 @@ def _serve_arguments(commands: Any) -> None:
         help="the longest pause while a client sends a request's body, else 408 (default 30; 0: no limit)",
     )
     serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes answering on the one port (default 1); the template is analysed once, before they "
+        "start, and /metrics adds up across them (POSIX)",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -736,7 +744,6 @@ def _schema_problem(schema: Any) -> tuple[str, str] | None:
     return None
 
 
-
 def _model_name(spec: str) -> str:
     """The name clients see by default: a model directory's name (also for its config files), a template file's
     stem, a bundled template's name."""
@@ -750,12 +757,44 @@ def _model_name(spec: str) -> str:
     return path.parent.name if path.name in model_files else path.stem
 
 
+_MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise _Failure("--workers must be a whole number >= 1", 2)
+    if args.workers == 1:
+        return _serve_with(args)
+    if not hasattr(os, "fork"):
+        raise _Failure("--workers above 1 needs os.fork (POSIX)", 2)
+    # Metrics that add up across the workers: prometheus_client's multiprocess mode, which it picks when first
+    # imported, from the environment. So the directory is named before anything imports it (autoparser.serve does)
+    # and removed at exit.
+    import shutil
+    import tempfile
+
+    before = os.environ.get(_MULTIPROC_DIR)
+    folder = tempfile.mkdtemp(prefix="autoparser-metrics-")
+    os.environ[_MULTIPROC_DIR] = folder
+    try:
+        return _serve_with(args)
+    finally:
+        if before is None:
+            os.environ.pop(_MULTIPROC_DIR, None)
+        else:
+            os.environ[_MULTIPROC_DIR] = before
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve_with(args: argparse.Namespace) -> int:
     try:
         from .serve import ServeConfig, create_app, serve
+        from .serve.metrics import multiprocess
         from .serve.security import mask_url
     except ImportError as err:
         raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
+    if args.workers > 1 and not multiprocess():
+        raise _Failure("--workers: prometheus_client was imported before its multiprocess directory was set", 1)
     extra: dict[str, Any] = {}
     if args.upstream_extra:
         try:
@@ -797,20 +836,23 @@ def _serve(args: argparse.Namespace) -> int:
         app = create_app(tmpl, config)
     except (AutoparserError, ValueError) as err:
         raise _Failure(_in(args.template, err)) from None
+    workers = f" ({args.workers} workers)" if args.workers > 1 else ""
     print(
-        f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1 "
+        f"autoparser: serving {config.model_name} on http://{args.host}:{args.port}/v1{workers} "
         f"in front of {args.upstream_kind} at {mask_url(args.upstream)}",
         file=sys.stderr,
     )
-    serve(
+    options: dict[str, Any] = {"workers": args.workers} if args.workers > 1 else {}
+    code = serve(
         app,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
         header_timeout=args.header_timeout,
         read_timeout=args.read_timeout,
+        **options,
     )
-    return 0
+    return code or 0
 
 
 def _names(option: str | None) -> tuple[str, ...]:

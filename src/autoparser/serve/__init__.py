@@ -17,6 +17,8 @@ never imports this package.
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from . import collector
@@ -50,15 +52,51 @@ def serve(
     *,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
-) -> None:
-    """Run ``app`` with uvicorn until interrupted. The server's own log (``autoparser.serve``: the access line with
-    its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access log. A client that
-    does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its body longer than
-    ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit)."""
-    import logging
+    workers: int = 1,
+) -> int:
+    """Run ``app`` with uvicorn until interrupted; the exit status. The server's own log (``autoparser.serve``: the
+    access line with its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access
+    log. A client that does not send a request's headers within ``header_timeout`` seconds, or pauses in sending its
+    body longer than ``read_timeout``, gets a 408 and its connection closed (:mod:`.connections`; 0: no limit).
 
+    ``workers`` > 1: this process binds the socket and forks that many worker processes that share it
+    (:mod:`.workers`, POSIX); for metrics that add up across them, ``PROMETHEUS_MULTIPROC_DIR`` must name a directory
+    before ``prometheus_client`` is first imported (the command line does so)."""
     import uvicorn
 
+    _log_to_stderr(log_level)
+    http = timed_protocol(header_timeout, read_timeout)
+    if workers == 1:
+        # Full garbage collections only between replies (.collector): the app's lifespan runs them
+        collector.install()
+        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)
+        return 0
+    from prometheus_client import multiprocess
+
+    from .workers import Supervisor, listen
+
+    try:
+        sock = listen(host, port)
+    except OSError as err:
+        logging.getLogger("autoparser.serve").error("cannot listen on %s:%d: %s", host, port, err.strerror or err)
+        return 1
+
+    def run(sock: Any) -> int:
+        server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, http=http))
+        server.run(sockets=[sock])
+        return 0 if server.started else 3
+
+    def gone(pid: int) -> None:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            multiprocess.mark_process_dead(pid)
+
+    try:
+        return Supervisor(run, sock, workers, on_exit=gone).run()
+    finally:
+        sock.close()
+
+
+def _log_to_stderr(log_level: str) -> None:
     logger = logging.getLogger("autoparser")
     if not logger.handlers:
         handler = logging.StreamHandler()
@@ -66,7 +104,3 @@ def serve(
         logger.addHandler(handler)
         logger.propagate = False
     logger.setLevel(log_level.upper())
-    http = timed_protocol(header_timeout, read_timeout)
-    # Full garbage collections only between replies (.collector): the app's lifespan runs them
-    collector.install()
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)

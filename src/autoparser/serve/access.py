@@ -116,6 +116,7 @@ class Access:
             metrics.latency.labels(seen.endpoint).observe(elapsed)
             if status >= 400:
                 metrics.error(seen.endpoint, _error_kind(status, state["error"]))
+            metrics.request_done()
             client = scope.get("client")
             _log.info(
                 '%s - "%s %s" %d %.1fms request_id=%s',

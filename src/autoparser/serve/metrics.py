@@ -1,5 +1,11 @@
 """Prometheus metrics at ``GET /metrics``, kept with ``prometheus_client`` (a registry per app).
 
+Several worker processes (``autoparser serve --workers N``, or any pre-forking host) use ``prometheus_client``'s
+multiprocess mode: where ``PROMETHEUS_MULTIPROC_DIR`` was set before ``prometheus_client`` was imported, every
+process writes its figures to files there and ``/metrics`` reads all of them (:func:`multiprocess`): counters and
+histograms summed across the processes, requests in flight summed over the live ones, and the cache sizes per
+process (a ``pid`` label: each process has its own caches), as each last saw them at the end of a request.
+
 What is counted: requests by endpoint and status, errors by endpoint and kind (the OpenAI error ``type``), request
 latency and time to first token (histograms), prompt and completion tokens as the upstream counted them, requests
 in flight, parse warnings by kind, and the parser and grammar caches' sizes. :mod:`.access` times every request;
@@ -9,12 +15,21 @@ the chat handler reports what only it knows (usage, warnings, an error event mid
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    values,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.requests import Request
@@ -24,7 +39,15 @@ from starlette.types import Scope
 from ..message import ParseWarning
 from .chunks import Usage
 
-__all__ = ["ENDPOINTS", "Metrics", "Observation", "metrics_endpoint", "observation", "warning_kind"]
+__all__ = [
+    "ENDPOINTS",
+    "Metrics",
+    "Observation",
+    "metrics_endpoint",
+    "multiprocess",
+    "observation",
+    "warning_kind",
+]
 
 # The endpoints counted by name; any other path is "other" (a label per path sent would grow without bound)
 ENDPOINTS = ("/v1/chat/completions", "/v1/models", "/health", "/health/live", "/metrics")
@@ -69,27 +92,42 @@ def endpoint_of(path: str) -> str:
     return path if path in ENDPOINTS else "other"
 
 
+def multiprocess() -> bool:
+    """Whether ``prometheus_client`` keeps its figures in ``PROMETHEUS_MULTIPROC_DIR``, shared by processes (it
+    decides once, when first imported)."""
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR")) and values.ValueClass is not values.MutexValue
+
+
+_CACHES_HELP = "Entries in the parser and grammar caches"
+
+
+def _cache_sizes() -> Iterator[tuple[str, int]]:
+    """(cache, entries) of the parser and grammar caches (``build.py``)."""
+    from .. import build
+
+    for name, cached in (("parser", build.build_parser), ("grammar", build.build_grammar)):
+        info = getattr(cached, "cache_info", None)
+        if info is not None:
+            yield name, info().currsize
+
+
 class _Caches(Collector):
-    """The entries in the parser and grammar caches (``build.py``), read at each scrape."""
+    """The entries in the parser and grammar caches, read at each scrape."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .. import build
-
-        family = GaugeMetricFamily(
-            "autoparser_cache_entries", "Entries in the parser and grammar caches", labels=["cache"]
-        )
-        for name, cached in (("parser", build.build_parser), ("grammar", build.build_grammar)):
-            info = getattr(cached, "cache_info", None)
-            if info is not None:
-                family.add_metric([name], info().currsize)
+        family = GaugeMetricFamily("autoparser_cache_entries", _CACHES_HELP, labels=["cache"])
+        for name, size in _cache_sizes():
+            family.add_metric([name], size)
         yield family
 
 
 class Metrics:
-    """One app's metrics, in a registry of its own (several apps in one process do not collide)."""
+    """One app's metrics, in a registry of its own (several apps in one process do not collide); in multiprocess
+    mode (:func:`multiprocess`), those of every process writing to ``PROMETHEUS_MULTIPROC_DIR``."""
 
     def __init__(self) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=True)
+        self.shared = multiprocess()
         self.requests = Counter(
             "autoparser_requests",
             "Requests answered, by endpoint and HTTP status",
@@ -121,20 +159,41 @@ class Metrics:
         self.completion_tokens = Counter(
             "autoparser_completion_tokens", "Completion tokens, as the upstream counted them", registry=registry
         )
-        self.in_flight = Gauge("autoparser_requests_in_flight", "Requests being answered", registry=registry)
+        self.in_flight = Gauge(
+            "autoparser_requests_in_flight", "Requests being answered", multiprocess_mode="livesum", registry=registry
+        )
         self.warnings = Counter(
             "autoparser_parse_warnings",
             "Warnings about replies (autoparser_warnings), by kind",
             ["kind"],
             registry=registry,
         )
-        registry.register(_Caches())
+        self.exposed = registry
+        self.caches: Gauge | None = None
+        if self.shared:
+            from prometheus_client import multiprocess as shared
+
+            # A scrape reaches one process: each writes its caches' sizes after each request, read with its pid
+            self.caches = Gauge(
+                "autoparser_cache_entries", _CACHES_HELP, ["cache"], multiprocess_mode="liveall", registry=registry
+            )
+            self.exposed = CollectorRegistry()
+            shared.MultiProcessCollector(self.exposed)
+        else:
+            registry.register(_Caches())
+
+    def request_done(self) -> None:
+        """A request ended (multiprocess mode: this process's cache sizes are written for the next scrape)."""
+        if self.caches is not None:
+            for name, size in _cache_sizes():
+                self.caches.labels(name).set(size)
 
     def error(self, endpoint: str, kind: str) -> None:
         self.errors.labels(endpoint, _KIND.sub("_", kind.lower())[:40] or "unknown").inc()
 
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        self.request_done()  # the scrape itself shows this process's caches as they are
+        return generate_latest(self.exposed)
 
 
 class Observation:
