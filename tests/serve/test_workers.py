@@ -193,3 +193,19 @@ def test_a_bad_template_fails_before_any_worker_starts(tmp_path: Path) -> None:
     done = subprocess.run([*command, "--workers", "2"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "no template file or bundled template" in done.stderr
     assert not list(tmp_path.iterdir())  # the metrics' directory made for the workers is gone too
+
+
+def test_workers_that_keep_dying_are_given_up_on() -> None:
+    """Replaced, but not forever: past 3 replacements per worker within a minute the parent stops, exit status 1."""
+    code = (
+        "import socket, sys\n"
+        "from autoparser.serve.workers import Supervisor\n"
+        "sock = socket.socket()\n"
+        "sys.exit(Supervisor(lambda sock: 3, sock, 2).run())\n"
+    )
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - start < 30
