@@ -13,7 +13,10 @@ only. No asserts: it reports.
 With ``--pace MS`` the double waits MS ms before each token, as an engine does, and the bench reports the server's
 CPU time per token (read from /proc: Linux) with 1 and 8 concurrent streams.
 
-Run: python bench/serve_bench.py [--requests N] [--tokens N] [--pace MS]
+With ``--workers N`` the server runs N worker processes (``autoparser serve --workers N``); the CPU figures are then
+the server's processes together (the parent and its workers).
+
+Run: python bench/serve_bench.py [--requests N] [--tokens N] [--pace MS] [--workers N]
 """
 
 from __future__ import annotations
@@ -77,6 +80,19 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` so far (Linux: /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` and of its live children (the workers of ``--workers N``)."""
+    total = cpu_seconds(pid)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    total += cpu_seconds(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+    return total
 
 
 def _free_port() -> int:
@@ -150,13 +166,13 @@ async def measure_paced(server: str, pid: int, requests: int, tokens: int, pace:
         print(f"{'concurrent streams':34}{'requests':>10}{'server CPU/token (µs)':>24}")
         for streams in (1, 8):
             total = max(requests, streams)
-            before = cpu_seconds(pid)
+            before = server_cpu(pid)
             await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
-            used = cpu_seconds(pid) - before
+            used = server_cpu(pid) - before
             print(f"{streams:<34}{total:>10}{used / (total * tokens) * 1e6:24.1f}")
 
 
-async def measure(upstream: str, server: str, pid: int, requests: int, tokens: int) -> None:
+async def measure(upstream: str, server: str, pid: int, requests: int, tokens: int, workers: int = 1) -> None:
     direct_url, served_url = upstream + "/completion", server + "/v1/chat/completions"
     ask = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
     prompt = {"prompt": "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n"}
@@ -166,9 +182,9 @@ async def measure(upstream: str, server: str, pid: int, requests: int, tokens: i
             await _stream(client, direct_url, {**prompt, "stream": True})
             await _stream(client, served_url, {**ask, "stream": True})
         direct = [await _stream(client, direct_url, {**prompt, "stream": True}) for _ in range(requests)]
-        before = cpu_seconds(pid)
+        before = server_cpu(pid)
         served = [await _stream(client, served_url, {**ask, "stream": True}) for _ in range(requests)]
-        cpu_per_token = (cpu_seconds(pid) - before) / (requests * tokens) * 1e6
+        cpu_per_token = (server_cpu(pid) - before) / (requests * tokens) * 1e6
         direct_whole = [await _whole(client, direct_url, prompt) for _ in range(requests)]
         served_whole = [await _whole(client, served_url, ask) for _ in range(requests)]
 
@@ -180,6 +196,7 @@ async def measure(upstream: str, server: str, pid: int, requests: int, tokens: i
         events = statistics.median([n for _, _, n in served])
         print(f"autoparser serve bench: {TEMPLATE}, a reply of {tokens} tokens (reasoning, answer, one call)")
         print(f"upstream: the test double (llama.cpp /completion, no delay); loopback; {requests} requests each")
+        print(f"server: {workers} worker process{'es' if workers > 1 else ''}")
         print()
         print(f"{'':34}{'direct':>12}{'served':>12}{'added':>12}")
         rows = [
@@ -198,9 +215,9 @@ async def measure(upstream: str, server: str, pid: int, requests: int, tokens: i
         for streams in (1, 8, 32):
             total = max(requests, streams * 2)
             d_seconds = await _concurrent(client, direct_url, {**prompt, "stream": True}, streams, total)
-            before = cpu_seconds(pid)
+            before = server_cpu(pid)
             s_seconds = await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
-            cpu = (cpu_seconds(pid) - before) / (total * tokens) * 1e6
+            cpu = (server_cpu(pid) - before) / (total * tokens) * 1e6
             print(
                 f"{streams:<34}{total * tokens / d_seconds:14,.0f}{total * tokens / s_seconds:14,.0f}"
                 f"{total / s_seconds:14.1f}{cpu:12.1f}"
@@ -212,6 +229,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40, help="requests per measurement (default 40)")
     parser.add_argument("--tokens", type=int, default=256, help="upstream tokens per reply (default 256)")
     parser.add_argument("--pace", type=float, default=0.0, help="ms per upstream token (default 0: full speed)")
+    parser.add_argument("--workers", type=int, default=1, help="the server's worker processes (default 1)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.serve.double import tokens as cut
@@ -224,7 +242,7 @@ def main() -> None:
     double = subprocess.Popen([sys.executable, "-c", source], env=env)
     server = subprocess.Popen(
         [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
-         "--port", str(server_port), "--log-level", "warning"],
+         "--port", str(server_port), "--log-level", "warning", "--workers", str(args.workers)],
         env=env,
     )  # fmt: skip
     try:
@@ -234,7 +252,8 @@ def main() -> None:
         if args.pace:
             asyncio.run(measure_paced(served, server.pid, args.requests, n_tokens, args.pace))
         else:
-            asyncio.run(measure(f"http://127.0.0.1:{up_port}", served, server.pid, args.requests, n_tokens))
+            upstream = f"http://127.0.0.1:{up_port}"
+            asyncio.run(measure(upstream, served, server.pid, args.requests, n_tokens, args.workers))
     finally:
         for process in (server, double):
             process.terminate()
