@@ -13,6 +13,8 @@ tests of named templates always run. tests/support/sample.py holds the sample, f
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from hypothesis import settings
 
@@ -54,3 +56,10 @@ def pytest_report_header(config: pytest.Config) -> str:
         f"templates: a seeded sample of {sample} of the {len(_BUNDLED)} bundled templates for per-template tests "
         "(AUTOPARSER_TEMPLATES=all runs all, as CI does)"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # The tables and caches a run builds (rendered outputs, parsers, grammars) are millions of objects, which the
+    # garbage collector's passes at interpreter exit walk again and again: seconds per process, every xdist worker
+    # too. Nothing needs collecting then; frozen, they are left to the exit.
+    gc.freeze()

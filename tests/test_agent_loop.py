@@ -32,7 +32,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,7 @@ from autoparser.template.environment import variables_read
 from .robustness.promises import random_chunks
 from .support.ids import ID_SHAPES, generated_ids_ok
 from .support.outputs import CALL_IDS, USER, Output, call_message, outputs, request_tools, source_message
+from .support.sample import sampled
 
 FOLLOW_UP = {"role": "user", "content": "Thanks! And what about tomorrow?"}
 ENDINGS = ("results", "follow-up")  # turn 2 right after the tool results, or after a further user question
@@ -213,24 +214,30 @@ def call_rendering(template: str) -> CallRendering:
     return CallRendering("raises", errors[0])
 
 
+def _loop(templates: Iterable[str]) -> list[str]:
+    """The templates of ``templates`` that render calls."""
+    return [t for t in templates if call_rendering(t).kind == "renders"]
+
+
 TEMPLATES = bundled_templates()
-LOOP = [t for t in TEMPLATES if call_rendering(t).kind == "renders"]
-WITHOUT_CALLS = [t for t in TEMPLATES if call_rendering(t).kind == "no calls"]
+LOOP = _loop(sampled())  # the per-template cases: the sample's templates (tests/support/sample.py)
 
 
 def test_every_template_is_accounted_for() -> None:
     """Templates whose call rendering raises are the listed ones (and a listed one that renders is stale); the
     templates that render calls are the ones with call outputs to loop over (those that render none have none);
     most templates render calls."""
+    loop = _loop(TEMPLATES)
+    without_calls = [t for t in TEMPLATES if call_rendering(t).kind == "no calls"]
     raising = {t for t in TEMPLATES if call_rendering(t).kind == "raises"}
     assert raising == set(CANNOT), f"unlisted: {sorted(raising - set(CANNOT))}; stale: {sorted(set(CANNOT) - raising)}"
     with_outputs = {t for t in TEMPLATES if any(o.calls for o in outputs(t))}
-    assert with_outputs == set(LOOP), f"{sorted(set(LOOP) - with_outputs)} / {sorted(with_outputs - set(LOOP))}"
-    assert len(LOOP) + len(WITHOUT_CALLS) + len(CANNOT) == len(TEMPLATES)
-    assert len(LOOP) >= 55, len(LOOP)
+    assert with_outputs == set(loop), f"{sorted(set(loop) - with_outputs)} / {sorted(with_outputs - set(loop))}"
+    assert len(loop) + len(without_calls) + len(CANNOT) == len(TEMPLATES)
+    assert len(loop) >= 55, len(loop)
     stale = set(ARGUMENTS_AS_TEXT) | set(NO_FOLLOW_UP) | set(PREFIX_UNSTABLE) | set(CONTENT_AS_PARTS)
     stale |= set(SWITCH_FALLBACK) | set(PREFIX_DROPPED)
-    assert stale <= set(LOOP), f"listed but not in the loop: {sorted(stale - set(LOOP))}"
+    assert stale <= set(loop), f"listed but not in the loop: {sorted(stale - set(loop))}"
 
 
 @pytest.mark.parametrize("template", sorted(CANNOT))
@@ -491,7 +498,7 @@ def without_ids(text: str) -> str:
 
 
 def test_mistral_family_is_found() -> None:
-    found = {t for t in LOOP if checks_ids(t)}
+    found = {t for t in _loop(TEMPLATES) if checks_ids(t)}
     assert {"mistralai-Mistral-Nemo-Instruct-2407", "Mistral-Small-3.2-24B-Instruct-2506"} <= found, found
 
 

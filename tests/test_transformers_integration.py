@@ -24,11 +24,11 @@ from .support.corpus import apply_case
 from .support.helpers import STOP_TOKENS
 from .support.ids import generated_ids_ok
 from .support.outputs import TOOLS, Output, chat
+from .support.sample import sampled
 
 CORPUS = hf.corpus_cases()
-OUTPUTS = hf.roundtrip_outputs()
+OUTPUTS = hf.roundtrip_outputs(sampled())  # the per-output cases: the sample's templates (tests/support/sample.py)
 _CORPUS_VERDICTS = {v.key: v for v in hf.corpus_verdicts()}
-_ROUNDTRIP_VERDICTS = {v.key: v for v in hf.roundtrip_verdicts()}
 
 # Generic templates whose output shape a response template cannot express, and the words of the reason.
 INEXPRESSIBLE = {
@@ -79,7 +79,7 @@ def test_corpus_case_agrees_with_parse(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("output", [pytest.param(o, id=o.key) for o in OUTPUTS])
 def test_roundtrip_output_agrees_with_rendering(output: Output) -> None:
     """transformers reads back what each template rendered (content, reasoning, typed arguments, ids)."""
-    verdict = _ROUNDTRIP_VERDICTS[output.key]
+    verdict = hf.roundtrip_verdict(output)
     if verdict.agrees:
         return
     reason = hf.ROUNDTRIP_REASONS.get(output.key)
@@ -90,9 +90,10 @@ def test_roundtrip_output_agrees_with_rendering(output: Output) -> None:
 
 def test_every_stated_reason_has_a_difference() -> None:
     """A reason for a case that agrees is stale; the harness must also have cases to judge."""
-    assert len(_CORPUS_VERDICTS) > 150 and len(_ROUNDTRIP_VERDICTS) > 250
+    roundtrip = {v.key: v for v in hf.roundtrip_verdicts()}
+    assert len(_CORPUS_VERDICTS) > 150 and len(roundtrip) > 250
     stale = [k for k in hf.CORPUS_REASONS if _CORPUS_VERDICTS[k].agrees]
-    stale += [k for k in hf.ROUNDTRIP_REASONS if _ROUNDTRIP_VERDICTS[k].agrees]
+    stale += [k for k in hf.ROUNDTRIP_REASONS if roundtrip[k].agrees]
     assert not stale, f"stated reasons for cases that agree: {stale}"
 
 
@@ -113,7 +114,7 @@ def _chunks(text: str, rng: random.Random) -> list[str]:
     return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
 
 
-@pytest.mark.parametrize("output", [pytest.param(o, id=o.key) for o in OUTPUTS if _ROUNDTRIP_VERDICTS[o.key].agrees])
+@pytest.mark.parametrize("output", [pytest.param(o, id=o.key) for o in OUTPUTS if hf.roundtrip_verdict(o).agrees])
 def test_streamed_response_equals_parse_response(output: Output) -> None:
     """No delimiter of ours is taken before it is complete: transformers' stream parser, fed one character at a
     time or in random pieces, ends with the message ``parse_response`` gives."""

@@ -18,6 +18,7 @@ from autoparser.parser.reasoning import prefill
 from ..support.grammar_check import full_verdicts
 from ..support.outputs import chat as output_chat
 from ..support.outputs import outputs
+from ..support.sample import sampled
 from .test_grammar_negative import TEMPLATES, TOOLS, USER, _render_call
 
 # Outputs the template itself writes that its grammar (lazy and whole-output alike) does not describe: the
@@ -29,7 +30,7 @@ TEMPLATE_SPELLINGS = {name: entries[known.ALL] for name, entries in known.GRAMMA
 
 def _full_templates() -> list[Any]:
     params = []
-    for name in bundled_templates():
+    for name in sampled():
         chat = output_chat(name)
         if chat.full_grammar is None:
             continue

@@ -8,8 +8,10 @@ Formats whose tool-call history cannot be rendered have the same checks in their
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from autoparser.check.cases import CaseSet
 
 from ..support.grammar_check import all_accept, all_reject, verdicts
 from ..support.helpers import WEATHER_SCHEMA, WEATHER_TOOL, function_tool, rendered_call
+from ..support.sample import sampled
 
 USER = [{"role": "user", "content": "Weather?"}]
 CALL_ID = "call00001"  # Mistral templates insist on 9 alphanumerics
@@ -47,24 +50,26 @@ def _render_call(tmpl: ChatTemplate, name: str, arguments: dict[str, Any]) -> st
     return text if name in text and all(v in text for v in values) else None
 
 
-def _templates() -> list[Any]:
-    """Every bundled template with tool calls whose tool-call history renders (its call syntax is then known)."""
-    selected = []
-    for name in bundled_templates():
-        tmpl = ChatTemplate.load(name)
-        analysis = tmpl.analysis
-        if analysis.format == GENERIC and analysis.tools.format.mode is ToolFormatMode.NONE:
-            continue
-        if _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2}) is not None:
-            selected.append(pytest.param(name, id=name))
-    return selected
+@functools.cache
+def _writes_calls(name: str) -> bool:
+    """Whether the template has tool calls and its tool-call history renders (its call syntax is then known)."""
+    tmpl = ChatTemplate.load(name)
+    analysis = tmpl.analysis
+    if analysis.format == GENERIC and analysis.tools.format.mode is ToolFormatMode.NONE:
+        return False
+    return _render_call(tmpl, "get_weather", {"city": "Paris", "days": 2}) is not None
 
 
-TEMPLATES = _templates()
+def _templates(names: Iterable[str]) -> list[Any]:
+    """The templates of ``names`` with tool calls whose tool-call history renders."""
+    return [pytest.param(name, id=name) for name in names if _writes_calls(name)]
+
+
+TEMPLATES = _templates(sampled())  # the per-template cases (the sample's templates: tests/support/sample.py)
 
 
 def test_enough_templates() -> None:
-    assert len(TEMPLATES) >= 20
+    assert len(_templates(bundled_templates())) >= 20
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

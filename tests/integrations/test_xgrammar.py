@@ -25,7 +25,7 @@ if os.environ.get("AUTOPARSER_REQUIRE_VLLM"):  # .ci/run's vLLM step: a missing 
 else:
     xgr = pytest.importorskip("xgrammar", reason="xgrammar comes with vLLM; .ci/run runs these tests in its venv")
 
-from autoparser import ChatParams, ChatTemplate, bundled_templates
+from autoparser import ChatParams, ChatTemplate
 from autoparser.check import recognizer as gbnf_recognizer
 
 from ..grammar.test_full_grammar import TEMPLATE_SPELLINGS
@@ -35,6 +35,7 @@ from ..grammar.test_grammar_negative import USER as WEATHER_USER
 from ..grammar.test_grammar_negative import _render_call
 from ..grammar.test_structural_tag import ASCII_ESCAPES, TAGGED, tag_gbnf
 from ..support.outputs import TOOLS, USER, chat, outputs
+from ..support.sample import sampled
 
 _INFO = xgr.TokenizerInfo([bytes([b]) for b in range(256)], xgr.VocabType.RAW)  # one token per byte
 _COMPILER = xgr.GrammarCompiler(_INFO, cache_enabled=False)
@@ -150,7 +151,7 @@ def test_token_by_token_the_mask_allows_what_the_template_writes() -> None:
 
 
 def _gbnf_templates() -> list[str]:
-    return [name for name in bundled_templates() if chat(name).full_grammar is not None]
+    return [name for name in sampled() if chat(name).full_grammar is not None]  # (the sample's templates)
 
 
 def _agreement(gbnf: str, texts: dict[str, str]) -> list[str]:

@@ -14,9 +14,11 @@ Every expected value below is written from the rendered call, not from the parse
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from autoparser.parser.markers import core
 from ..robustness.promises import char_chunks, check_parse, check_stream, random_chunks
 from ..support.grammar_check import all_accept, all_reject, full_verdicts
 from ..support.helpers import function_tool, rendered_call
+from ..support.sample import sampled
 
 TEMPLATES = Path(__file__).parent.parent / "data" / "templates"
 USER = [{"role": "user", "content": "What is the weather?"}]
@@ -75,18 +78,30 @@ def _tagged(name: str) -> bool:
 SYNTHETIC_TAGGED = ["tagged-colon-names", "tagged-bracket-keys"]  # `<arg:city>…</arg>`, `[KEY]city[/KEY][VAL]…[/VAL]`
 # Kimi-K3's `<|open|>argument key="city"…<|sep|>` markup is not read yet (issue 24, 2e: headers and channels).
 NOT_READ_YET = {"llamacpp-Kimi-K3"}
-TAGGED = [n for n in bundled_templates() if _tagged(n) and n not in NOT_READ_YET] + SYNTHETIC_TAGGED
+
+
+def _tagged_templates(names: Iterable[str]) -> list[str]:
+    """The tagged templates of ``names`` (bundled ones), then the synthetic ones."""
+    return [n for n in names if _tagged(n) and n not in NOT_READ_YET] + SYNTHETIC_TAGGED
+
+
 # An end tag right after a value: `</parameter>`, `</arg_value>`, `</｜DSML｜parameter>`, MiniMax-M3's
 # `]<]minimax[>[</city>`, `[/VAL]` (with the layout before it, which the template writes as markup).
 _END_TAG = re.compile(r"\s*(?:\]<\]minimax\[>\[)?(?:</[^<>\n]+>|\[/[A-Z_]+\])")
 ARGUMENTS = {"city": "Paris", "days": 2}
 
 
+@functools.cache
 def _rendered(name: str) -> str | None:
     return rendered_call(load(name), USER, [WEATHER], "get_weather", ARGUMENTS)
 
 
-RENDERED = {name: text for name in TAGGED if (text := _rendered(name)) is not None}
+def _rendered_calls(names: Iterable[str]) -> dict[str, str]:
+    """The tagged templates of ``names`` (and the synthetic ones) that render the call, with its text."""
+    return {name: text for name in _tagged_templates(names) if (text := _rendered(name)) is not None}
+
+
+RENDERED = _rendered_calls(sampled())  # the per-template cases: the sample's templates (tests/support/sample.py)
 
 
 def _without_end_tag(text: str, value: str) -> str:
@@ -98,8 +113,9 @@ def _without_end_tag(text: str, value: str) -> str:
 
 
 def test_enough_tagged_templates() -> None:
-    assert {"Qwen3-Coder", "Qwen3.5-4B", "GLM-4.6", "GLM-5.2", "ByteDance-Seed-OSS", "MiniMax-M3"} <= set(RENDERED)
-    assert {"deepseek-ai-DeepSeek-V3.2", *SYNTHETIC_TAGGED} <= set(RENDERED)
+    rendered = _rendered_calls(bundled_templates())
+    assert {"Qwen3-Coder", "Qwen3.5-4B", "GLM-4.6", "GLM-5.2", "ByteDance-Seed-OSS", "MiniMax-M3"} <= set(rendered)
+    assert {"deepseek-ai-DeepSeek-V3.2", *SYNTHETIC_TAGGED} <= set(rendered)
 
 
 @pytest.mark.parametrize("name", sorted(RENDERED))
@@ -137,7 +153,7 @@ HAND_WRITTEN = {
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
 def test_a_value_without_its_end_tag_in_other_tagged_templates(name: str) -> None:
-    assert name not in RENDERED and _tagged(name)
+    assert name not in _rendered_calls(bundled_templates()) and _tagged(name)
     params = chat(name)
     text = HAND_WRITTEN[name]
     message = params.parse(text)
@@ -173,7 +189,8 @@ def test_the_grammar_keeps_the_argument_opener_out_of_values() -> None:
 
 
 def _with_days(name: str, days: str) -> str:
-    text = RENDERED[name]
+    text = _rendered(name)
+    assert text is not None
     at = text.index("Paris")
     found = re.compile(r"(?<=[>\]\n])2(?=[\s<\[\]])").search(text, at)
     assert found is not None, text

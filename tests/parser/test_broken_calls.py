@@ -14,7 +14,9 @@ tests/support/outputs.py at every position and damage it with tests/robustness/m
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -27,7 +29,8 @@ from ..robustness.mutations import mutants, truncations
 from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks
 from ..support.grammar_check import all_accept, all_reject
 from ..support.helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
-from ..support.outputs import all_outputs, chat
+from ..support.outputs import chat, outputs
+from ..support.sample import sampled
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"
@@ -35,17 +38,18 @@ CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required"
 TOOL = function_tool("get_weather", CITY, "Weather lookup")
 
 
-def _call_templates() -> list[str]:
-    """The templates that render a call of TOOL whose text holds its arguments."""
-    names = []
-    for name in bundled_templates():
-        text = rendered_call(ChatTemplate.load(name), USER, [TOOL], "get_weather", {"city": PAYLOAD})
-        if text is not None:
-            names.append(name)
-    return names
+@functools.cache
+def _renders_call(name: str) -> bool:
+    return rendered_call(ChatTemplate.load(name), USER, [TOOL], "get_weather", {"city": PAYLOAD}) is not None
 
 
-CALL_TEMPLATES = _call_templates()
+def _call_templates(names: Iterable[str]) -> list[str]:
+    """The templates of ``names`` that render a call of TOOL whose text holds its arguments."""
+    return [name for name in names if _renders_call(name)]
+
+
+# The per-template cases: the sample's templates (tests/support/sample.py); the count below takes them all.
+CALL_TEMPLATES = _call_templates(sampled())
 
 
 def _chat(name: str) -> Any:
@@ -59,7 +63,8 @@ def _rendered(name: str, arguments: dict[str, Any]) -> str:
 
 
 def test_enough_templates() -> None:
-    assert len(CALL_TEMPLATES) >= 45, CALL_TEMPLATES
+    call_templates = _call_templates(bundled_templates())
+    assert len(call_templates) >= 45, call_templates
 
 
 # --- the issue's example -------------------------------------------------------------------------------------------
@@ -129,7 +134,7 @@ def test_damage_inside_a_call_repairs_it_without_splitting_its_text(name: str) -
 
 # --- property tests over every template's outputs -------------------------------------------------------------------
 
-CALL_OUTPUTS = [o for o in all_outputs() if o.calls]
+CALL_OUTPUTS = [o for t in sampled() for o in outputs(t) if o.calls]  # (the sample's templates)
 
 
 @pytest.mark.parametrize("template", sorted({o.template for o in CALL_OUTPUTS}))
@@ -330,17 +335,18 @@ def test_calls_still_arriving_are_cut_off_so_far() -> None:
 # --- grammars: a parameter at most once ------------------------------------------------------------------------------
 
 
-def _tagged_templates() -> list[str]:
-    """Generic templates whose calls hold tagged arguments (their grammar builds the optional parameters)."""
+def _tagged_templates(names: Iterable[str]) -> list[str]:
+    """Generic templates of ``names`` whose calls hold tagged arguments (their grammar builds the optional
+    parameters)."""
     return [
         name
-        for name in bundled_templates()
+        for name in names
         if ChatTemplate.load(name).analysis.format == "generic"
         and ChatTemplate.load(name).analysis.tools.format.mode.name == "TAG_WITH_TAGGED"
     ]
 
 
-TAGGED = _tagged_templates()
+TAGGED = _tagged_templates(sampled())  # (the sample's templates)
 
 
 def _optional_tool(count: int) -> dict[str, Any]:
@@ -356,7 +362,8 @@ def _grammar_case(name: str, count: int, arguments: dict[str, Any]) -> tuple[Any
 
 
 def test_enough_tagged_templates() -> None:
-    assert {"Qwen3.5-4B", "GLM-4.7-Flash", "Qwen3-Coder"} <= set(TAGGED), TAGGED
+    tagged = _tagged_templates(bundled_templates())
+    assert {"Qwen3.5-4B", "GLM-4.7-Flash", "Qwen3-Coder"} <= set(tagged), tagged
 
 
 @pytest.mark.parametrize("name", TAGGED)

@@ -23,6 +23,7 @@ from ..support.helpers import STOP_TOKENS, function_tool
 from ..support.outputs import TOOLS as OUTPUT_TOOLS
 from ..support.outputs import USER as OUTPUT_USER
 from ..support.outputs import case_set, render_calls
+from ..support.sample import sampled
 
 USER = [{"role": "user", "content": "Hi"}]
 CITY = {"type": "string", "description": "City"}  # (command-r-plus's template reads every description)
@@ -223,7 +224,7 @@ def test_bare_json_calls_with_a_broken_object_and_a_marker() -> None:
 # Formats whose parsers use the shared end-of-turn items (gpt-oss, Gemma 4, MiniMax M3 and MiroThinker read their
 # own end markers).
 SHARED_EOT = ("generic", "kimi-k2", "deepseek-dsml", "functionary-v3.2", "lfm2", "lfm2.5")
-EOT_TEMPLATES = [n for n in bundled_templates() if ChatTemplate.load(n).analysis.format in SHARED_EOT]
+EOT_TEMPLATES = [n for n in sampled() if ChatTemplate.load(n).analysis.format in SHARED_EOT]  # (the sample's)
 
 # What each template writes when the turn after an assistant's begins (read off the templates themselves).
 NEXT_TURN = {

@@ -10,6 +10,7 @@ when the damage came stays a call (as the stream showed it).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from autoparser import ChatParams, ChatTemplate, bundled_templates
 from autoparser.analysis.model import ToolFormatMode
 
 from ..support.helpers import rendered_call, same_message, stream_char_by_char
+from ..support.sample import sampled
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"
@@ -33,21 +35,25 @@ def _call_text(tmpl: ChatTemplate, name: str) -> str | None:
     return rendered_call(tmpl, USER, [_tool(name)], name, {"city": PAYLOAD})
 
 
-def _tool_templates() -> list[str]:
-    names = []
-    for name in bundled_templates():
+def _tool_templates(names: Iterable[str]) -> list[str]:
+    found = []
+    for name in names:
         analysis = ChatTemplate.load(name).analysis
         if analysis.tools.format.mode is not ToolFormatMode.NONE or analysis.format != "generic":
-            names.append(name)
-    return names
+            found.append(name)
+    return found
 
 
-CASES = []
-for _name in _tool_templates():
-    _tmpl = ChatTemplate.load(_name)
-    _text = _call_text(_tmpl, "get_weather")
-    if _text is not None:
-        CASES.append(pytest.param(_name, _text, id=_name))
+def _cases(names: Iterable[str]) -> list[Any]:
+    cases = []
+    for name in _tool_templates(names):
+        text = _call_text(ChatTemplate.load(name), "get_weather")
+        if text is not None:
+            cases.append(pytest.param(name, text, id=name))
+    return cases
+
+
+CASES = _cases(sampled())  # the per-template cases: the sample's templates (tests/support/sample.py)
 
 
 def _chat(name: str, undeclared_tools: str = "call") -> ChatParams:
@@ -61,7 +67,7 @@ def _kept(message: Any) -> str:
 
 
 def test_enough_templates_are_covered() -> None:
-    assert len(CASES) >= 25
+    assert len(_cases(bundled_templates())) >= 25
 
 
 @pytest.mark.parametrize(("name", "call"), CASES)

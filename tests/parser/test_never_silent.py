@@ -19,6 +19,7 @@ from autoparser.errors import ParseError
 from autoparser.parser.leftovers import WELL_KNOWN_CALL_MARKERS
 from tests.robustness.promises import char_chunks, check_stream, random_chunks
 from tests.support.outputs import CONTENT, TOOLS, USER, chat, outputs, render_calls
+from tests.support.sample import sampled
 
 TEMPLATES = bundled_templates()
 PARIS = ("get_weather", {"city": "Paris"})
@@ -32,7 +33,7 @@ def _applicable(template: str) -> bool:
     return True
 
 
-PARSERS = [t for t in TEMPLATES if _applicable(t)]
+PARSERS = [t for t in sampled() if _applicable(t)]  # the per-template cases: the sample's templates
 
 
 @functools.cache

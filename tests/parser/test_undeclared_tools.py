@@ -12,8 +12,10 @@ issue), MiroThinker and MiniMax-M3 (dedicated formats without a parser yet).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from autoparser.analysis.model import ToolFormatMode
 from ..robustness.promises import char_chunks, check_stream, random_chunks
 from ..support.grammar_check import all_accept, all_reject
 from ..support.helpers import function_tool, rendered_call
+from ..support.sample import sampled
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -41,22 +44,21 @@ ELSEWHERE = {
 }
 
 
-def _templates() -> list[Any]:
-    cases = []
-    for name in bundled_templates():
-        tmpl = ChatTemplate.load(name)
-        analysis = tmpl.analysis
-        if name in ELSEWHERE or (analysis.tools.format.mode is ToolFormatMode.NONE and analysis.format == GENERIC):
-            continue
-        text = rendered_call(
-            tmpl, USER, [function_tool("launch_rocket", SCHEMA)], "launch_rocket", {"city": "Zanzibar"}
-        )
-        if text is not None:
-            cases.append(pytest.param(name, text, id=name))
-    return cases
+@functools.cache
+def _undeclared_call(name: str) -> str | None:
+    """The template's own rendering of a call to ``launch_rocket``, or None (no tool calls, or left out above)."""
+    tmpl = ChatTemplate.load(name)
+    analysis = tmpl.analysis
+    if name in ELSEWHERE or (analysis.tools.format.mode is ToolFormatMode.NONE and analysis.format == GENERIC):
+        return None
+    return rendered_call(tmpl, USER, [function_tool("launch_rocket", SCHEMA)], "launch_rocket", {"city": "Zanzibar"})
 
 
-CASES = _templates()
+def _templates(names: Iterable[str]) -> list[Any]:
+    return [pytest.param(name, text, id=name) for name in names if (text := _undeclared_call(name)) is not None]
+
+
+CASES = _templates(sampled())  # the per-template cases: the sample's templates (tests/support/sample.py)
 
 
 def _chat(name: str, **kwargs: Any) -> ChatParams:
@@ -69,7 +71,7 @@ def _chat(name: str, **kwargs: Any) -> ChatParams:
 
 
 def test_every_tool_format_is_covered() -> None:
-    names = {case.values[0] for case in CASES}
+    names = {case.values[0] for case in _templates(bundled_templates())}
     assert len(names) >= 40
     assert {"openai-gpt-oss-120b", "moonshotai-Kimi-K2", "deepseek-ai-DeepSeek-V4", "google-gemma-4-31B-it"} <= names
     assert {"meetkai-functionary-medium-v3.2", "Qwen3-Coder", "meta-llama-Llama-3.1-8B-Instruct"} <= names

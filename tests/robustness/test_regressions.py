@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from autoparser import ChatMessage, ChatParams, ChatTemplate, bundled_templates
+from autoparser import ChatMessage, ChatParams, ChatTemplate
 from autoparser.analysis.formats import GENERIC
 from autoparser.analysis.model import ToolFormatMode
 from autoparser.message import MessageDelta, apply_deltas
 
 from ..support.helpers import WEATHER_TOOL, function_tool
 from ..support.outputs import chat, render_calls
+from ..support.sample import sampled
 from .fuzzing import schema_chat
 from .mutations import DEEP_PLACEHOLDER
 from .promises import char_chunks, check_stream, kept_text, random_chunks
@@ -168,7 +169,7 @@ def test_d_broken_json_arrays(template: str) -> None:
 
 def _json_native() -> list[str]:
     found = []
-    for name in bundled_templates():
+    for name in sampled():  # the sample's templates (tests/support/sample.py)
         analysis = ChatTemplate.load(name).analysis
         fmt = analysis.tools.format
         if analysis.format == GENERIC and fmt.mode is ToolFormatMode.JSON_NATIVE and fmt.args_field:
@@ -255,7 +256,7 @@ def test_e_gemma4_deep_dict_arguments_keep_the_reasoning() -> None:
 def _tagged_templates() -> list[str]:
     return [
         t
-        for t in bundled_templates()
+        for t in sampled()  # the sample's templates (tests/support/sample.py)
         if ChatTemplate.load(t).analysis.tools.format.mode is ToolFormatMode.TAG_WITH_TAGGED
     ]
 

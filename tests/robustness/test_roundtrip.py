@@ -19,12 +19,13 @@ from autoparser import bundled_templates
 from autoparser.check import known as reasons
 from autoparser.check.report import markdown
 
-from ..support.outputs import CASES, Output, all_outputs
+from ..support.outputs import CASES, Output, outputs
 from ..support.roundtrip import Status, all_reports, case_results, covered_cases, covering, verdict
+from ..support.sample import sampled
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "roundtrip.md"
 
-OUTPUTS = all_outputs()
+OUTPUTS = [o for t in sampled() for o in outputs(t)]  # the per-output cases: the sample's templates
 TEMPLATES = bundled_templates()
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from autoparser import ChatTemplate, bundled_templates
+from autoparser import ChatTemplate
 from tests.support.outputs import markers, outputs
+from tests.support.sample import sampled
 
 from .double import Script, UpstreamDouble, tokens
 from .helpers import accumulate, check_same, from_completion, library_params, output_request
 
-TEMPLATES = [t for t in bundled_templates() if outputs(t)]
+TEMPLATES = [t for t in sampled() if outputs(t)]  # the sample's templates (tests/support/sample.py)
 _keys = itertools.count()
 
 

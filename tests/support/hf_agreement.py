@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "render_table",
     "response_template",
     "roundtrip_outputs",
+    "roundtrip_verdict",
     "roundtrip_verdicts",
 ]
 
@@ -217,22 +219,27 @@ def _expected(output: Output) -> Reading:
     return Reading(output.content.strip(_WS), output.reasoning.strip(_WS), calls)
 
 
-def roundtrip_outputs() -> list[Output]:
-    return [o for t in bundled_templates() if response_template(t) is not None for o in outputs(t)]
+def roundtrip_outputs(templates: Iterable[str] | None = None) -> list[Output]:
+    """The outputs of ``templates`` (default: every bundled one) that have a response template."""
+    names = bundled_templates() if templates is None else templates
+    return [o for t in names if response_template(t) is not None for o in outputs(t)]
 
 
-@functools.cache
-def _roundtrip_verdicts() -> tuple[Verdict, ...]:
-    verdicts = []
-    for output in roundtrip_outputs():
+_ROUNDTRIP_VERDICTS: dict[str, Verdict] = {}  # by output key
+
+
+def roundtrip_verdict(output: Output) -> Verdict:
+    """How transformers reads back one round-trip output (once per process)."""
+    found = _ROUNDTRIP_VERDICTS.get(output.key)
+    if found is None:
         prompt = chat(output.template).prompt
         theirs = _transformers(output.text, output.template, prompt, TOOLS)
-        verdicts.append(_compare(output.key, output.template, theirs, _expected(output)))
-    return tuple(verdicts)
+        found = _ROUNDTRIP_VERDICTS[output.key] = _compare(output.key, output.template, theirs, _expected(output))
+    return found
 
 
 def roundtrip_verdicts() -> list[Verdict]:
-    return list(_roundtrip_verdicts())
+    return [roundtrip_verdict(o) for o in roundtrip_outputs()]
 
 
 def _reasons(verdicts: list[Verdict], reason_of: dict[str, str]) -> str:
