@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,8 +30,8 @@ from ..robustness.mutations import mutants, truncations
 from ..robustness.promises import argument_failures, check_parse, check_stream, kept_text, random_chunks
 from ..support.grammar_check import all_accept, all_reject
 from ..support.helpers import closed_prefix, function_tool, rendered_call, same_message, stream_char_by_char
-from ..support.outputs import chat, outputs
-from ..support.sample import sampled
+from ..support.outputs import Output, chat, markers, outputs
+from ..support.sample import near_markers, sampled, sweep
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 PAYLOAD = "Zanzibar"
@@ -137,16 +138,30 @@ def test_damage_inside_a_call_repairs_it_without_splitting_its_text(name: str) -
 CALL_OUTPUTS = [o for t in sampled() for o in outputs(t) if o.calls]  # (the sample's templates)
 
 
+def _seed(output: Output) -> int:
+    return zlib.crc32(f"{output.template}/{output.label}".encode())
+
+
+def _swept_cuts(output: Output) -> set[int]:
+    """The cuts (prefix lengths) of ``output`` the truncation sweep checks: all in CI; elsewhere every cut within a
+    character of a marker of the template (before it, inside it at either end, after it) and a seeded tenth of the
+    others."""
+    near = near_markers(output.text, markers(output.template), reach=1)
+    return set(sweep(range(1, len(output.text)), 10, keep=near, seed=_seed(output)))
+
+
 @pytest.mark.parametrize("template", sorted({o.template for o in CALL_OUTPUTS}))
 def test_every_truncation_gives_usable_calls(template: str) -> None:
     """Every call output cut at every position: every call's arguments are a JSON object without duplicate keys,
     a call that is not complete comes with a warning, and a cut-off call's arguments are a prefix of the complete
-    ones, closed. The stream ends equal to parse() (every 7th cut, random chunks)."""
+    ones, closed. The stream ends equal to parse() (every 7th cut, random chunks). Every cut in CI; elsewhere the
+    cuts of :func:`_swept_cuts`."""
     params = chat(template)
     problems = []
     for output in (o for o in CALL_OUTPUTS if o.template == template):
         complete = [c.arguments for c in params.parse(output.text).tool_calls]
-        for mutant in truncations(output):
+        cuts = _swept_cuts(output)
+        for mutant in (m for m in truncations(output) if len(m.text) in cuts):
             message = params.parse(mutant.text)
             failures = argument_failures(message)
             for index, found in enumerate(message.tool_calls):
@@ -162,11 +177,13 @@ def test_every_truncation_gives_usable_calls(template: str) -> None:
 @pytest.mark.parametrize("template", sorted({o.template for o in CALL_OUTPUTS}))
 def test_every_damage_gives_usable_calls(template: str) -> None:
     """Seeded damage (marker damage, sentinels, hostile characters, broken JSON; another seed than the fuzz test,
-    more mutants): P4, every call usable, and the promises of the fuzz test."""
+    more mutants): P4, every call usable, and the promises of the fuzz test. Every mutant in CI; elsewhere a seeded
+    third of them."""
     params = chat(template)
     problems = []
     for output in (o for o in CALL_OUTPUTS if o.template == template):
-        for mutant in mutants(output, 19, 6):
+        found = mutants(output, 19, 6)
+        for mutant in (found[i] for i in sweep(range(len(found)), seed=_seed(output))):
             message, failures = check_parse(params, mutant.text, words=mutant.words)
             if message is not None:
                 failures += check_stream(params, random_chunks(mutant.text, 19), message)

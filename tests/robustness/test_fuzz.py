@@ -11,11 +11,14 @@ Everything is deterministic; ``bench/fuzz.py`` runs the same checks longer.
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 
 from autoparser import bundled_templates
 
-from ..support.outputs import outputs
+from ..support.outputs import Output, markers, outputs
+from ..support.sample import near_markers, sweep
 from .fuzzing import Found, check_mutant, describe, schema_chat
 from .mutations import Mutant, cut_damage, deep_inputs, json_answers, mutants, truncations
 
@@ -25,25 +28,38 @@ CUT_DAMAGE = 2  # damaged-and-cut replies per output
 ONE_CHAR = 160  # texts up to this long are also streamed one character per feed
 TEMPLATES = bundled_templates()
 
+# Outside CI the long lists below are swept (tests/support/sample.py): of the mutants of an output, a seeded third;
+# of the cuts of an output, every cut within a character of a marker and a seeded sixth of the others.
+
+
+def _seed(output: Output) -> int:
+    return zlib.crc32(f"{output.template}/{output.label}".encode())
+
 
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_mutated_outputs(template: str) -> None:
     found: list[Found] = []
     for output in outputs(template):
-        for mutant in mutants(output, SEED, PER_KIND):
+        damaged = mutants(output, SEED, PER_KIND)
+        for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=_seed(output))):
             found += check_mutant(template, mutant)
     assert not found, describe(found)
 
 
 def _short_outputs(template: str) -> list[Mutant]:
-    """Every truncation of the shortest output with calls and of the shortest one with reasoning."""
+    """Every truncation of the shortest output with calls and of the shortest one with reasoning (swept)."""
     picked = []
     with_calls = [o for o in outputs(template) if o.calls]
     with_reasoning = [o for o in outputs(template) if o.reasoning and not o.calls]
     for group in (with_calls, with_reasoning):
         if group:
             picked.append(min(group, key=lambda o: len(o.text)))
-    return [m for o in picked for m in truncations(o)]
+    found = []
+    for output in picked:
+        near = near_markers(output.text, markers(template), reach=1)
+        cuts = set(sweep(range(1, len(output.text)), 6, keep=near, seed=_seed(output)))
+        found += [m for m in truncations(output) if len(m.text) in cuts]
+    return found
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
@@ -81,30 +97,34 @@ ANSWER_STRIDE = 5
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_json_schema_requests(template: str) -> None:
     """A json_schema request: the JSON answer, bare and in a ```json fence where the template writes its answer,
-    cut at its first characters and then every few, and damaged; and the calls the outputs make (a model may call
-    a tool all the same), damaged and cut. The answer is read before anything else, so its reading must hold for
-    whatever follows: a fence cut off, ``[`` that turns out to be ``[TOOL_CALLS]``, a bare-JSON call list."""
+    cut at its first characters and then every few, and damaged; and the calls the outputs make (a model may call a
+    tool all the same), damaged and cut (outside CI: a seeded third of the cuts past the answer's opening, of the
+    damaged answers and of the damaged calls). The answer is read before anything else, so its reading must hold
+    for whatever follows: a fence cut off, ``[`` that turns out to be ``[TOOL_CALLS]``, a bare-JSON call list."""
     params = schema_chat(template)
     found: list[Found] = []
     for answer in json_answers(template):
         fenced = "json-fenced" in answer.label
         start = answer.text.find(answer.content)
-        cuts = [
-            mutant
-            for mutant in truncations(answer)
-            if len(mutant.text) > start
-            and (len(mutant.text) - start < ANSWER_HEAD or (len(mutant.text) - start) % ANSWER_STRIDE == 0)
+        ends = [
+            end
+            for end in range(start + 1, len(answer.text))
+            if end - start < ANSWER_HEAD or (end - start) % ANSWER_STRIDE == 0
         ]
         if answer.case != "content":
-            cuts = cuts[:ANSWER_HEAD]  # (the same answer after reasoning: its opening only)
+            ends = ends[:ANSWER_HEAD]  # (the same answer after reasoning: its opening only)
+        bracket = start + answer.content.index("{") + 1  # the cut just after the answer's first bracket
+        # (swept: every cut of the opening, through a fence, to two characters past the first bracket is kept)
+        kept = set(sweep(ends, keep=range(start + 1, bracket + 3), seed=_seed(answer)))
+        cuts = [mutant for mutant in truncations(answer) if len(mutant.text) in kept]
         for mutant in cuts:
             head = len(mutant.text) - start < ANSWER_HEAD
             found += check_mutant(template, mutant, params=params, one_char=head, fenced_answer=fenced)
-        for mutant in (*mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)):
+        damaged = [*mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)]
+        for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=_seed(answer))):
             one_char = len(mutant.text) <= ONE_CHAR
             found += check_mutant(template, mutant, params=params, one_char=one_char, fenced_answer=fenced)
-    for output in outputs(template):
-        if output.calls:
-            for mutant in cut_damage(output, SEED, 1):
-                found += check_mutant(template, mutant, params=params, fine=True)
+    damaged = [mutant for output in outputs(template) if output.calls for mutant in cut_damage(output, SEED, 1)]
+    for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=zlib.crc32(template.encode()))):
+        found += check_mutant(template, mutant, params=params, fine=True)
     assert not found, describe(found)

@@ -5,7 +5,8 @@ which keeps the README's test command within minutes on a 2-core machine.
 Tables of cases computed at import (collection) should be built over :func:`sampled` templates only: a case left
 out by the sample costs nothing then, not even its rendering. The conftest deselects (and reports) any per-template
 case of a template outside the sample that a table still holds. Long position sweeps use :func:`sweep` the same way:
-every position in CI, a seeded sample elsewhere.
+every position in CI, a seeded sample elsewhere, always with the cuts at and inside the format's markers
+(:func:`near_markers`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from autoparser import bundled_templates
 
-__all__ = ["ALL_TEMPLATES", "in_sample", "sampled", "sweep"]
+__all__ = ["ALL_TEMPLATES", "in_sample", "near_markers", "sampled", "sweep"]
 
 ALL_TEMPLATES = os.environ.get("AUTOPARSER_TEMPLATES", "sample") == "all"
 SAMPLE_SHARE = 3  # one template in this many runs outside CI
@@ -42,3 +43,20 @@ def sweep(positions: Sequence[int], share: int = SAMPLE_SHARE, *, keep: Iterable
     chosen = {positions[0], positions[-1], *keep}
     chosen.update(p for p in positions if rng.randrange(share) == 0)
     return [p for p in positions if p in chosen]
+
+
+def near_markers(text: str, markers: Iterable[str], reach: int = 2) -> set[int]:
+    """The cut positions of ``text`` (prefix lengths, 0 to ``len(text)``) within ``reach`` characters of the start or
+    the end of an occurrence of one of ``markers``: the output stopped just before a marker, inside it, at its end or
+    just after it, where a parser has to decide what the text is. A truncation sweep keeps them all
+    (``sweep(..., keep=near_markers(...))``)."""
+    found: set[int] = set()
+    for marker in markers:
+        if not marker:
+            continue
+        at = text.find(marker)
+        while at >= 0:
+            for edge in (at, at + len(marker)):
+                found.update(range(max(0, edge - reach), min(len(text), edge + reach) + 1))
+            at = text.find(marker, at + 1)
+    return found
