@@ -28,21 +28,25 @@ CUT_DAMAGE = 2  # damaged-and-cut replies per output
 ONE_CHAR = 160  # texts up to this long are also streamed one character per feed
 TEMPLATES = bundled_templates()
 
-# Outside CI the long lists below are swept (tests/support/sample.py): of the mutants of an output, a seeded third;
-# of the cuts of an output, every cut within a character of a marker and a seeded sixth of the others.
+# Outside CI the long lists below are swept (tests/support/sample.py): of a template's mutants, a seeded third; of
+# the cuts of an output, every cut within a character of a marker and a seeded sixth of the others.
 
 
 def _seed(output: Output) -> int:
     return zlib.crc32(f"{output.template}/{output.label}".encode())
 
 
+def _swept(template: str, damaged: list[Mutant]) -> list[Mutant]:
+    """All of a template's mutants in CI; elsewhere a seeded third of them."""
+    return [damaged[i] for i in sweep(range(len(damaged)), seed=zlib.crc32(template.encode()))]
+
+
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_mutated_outputs(template: str) -> None:
     found: list[Found] = []
-    for output in outputs(template):
-        damaged = mutants(output, SEED, PER_KIND)
-        for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=_seed(output))):
-            found += check_mutant(template, mutant)
+    damaged = [mutant for output in outputs(template) for mutant in mutants(output, SEED, PER_KIND)]
+    for mutant in _swept(template, damaged):
+        found += check_mutant(template, mutant)
     assert not found, describe(found)
 
 
@@ -84,9 +88,9 @@ def test_cut_damaged_outputs(template: str) -> None:
     pieces of 1 to 3 characters, pieces cut inside every marker, and one character per feed when short: where a
     stream shows a guess that what follows refutes, it retracts."""
     found: list[Found] = []
-    for output in outputs(template):
-        for mutant in cut_damage(output, SEED, CUT_DAMAGE):
-            found += check_mutant(template, mutant, one_char=len(mutant.text) <= ONE_CHAR // 2, fine=True)
+    damaged = [mutant for output in outputs(template) for mutant in cut_damage(output, SEED, CUT_DAMAGE)]
+    for mutant in _swept(template, damaged):
+        found += check_mutant(template, mutant, one_char=len(mutant.text) <= ONE_CHAR // 2, fine=True)
     assert not found, describe(found)
 
 
@@ -103,6 +107,7 @@ def test_json_schema_requests(template: str) -> None:
     for whatever follows: a fence cut off, ``[`` that turns out to be ``[TOOL_CALLS]``, a bare-JSON call list."""
     params = schema_chat(template)
     found: list[Found] = []
+    damaged_answers: list[Mutant] = []
     for answer in json_answers(template):
         fenced = "json-fenced" in answer.label
         start = answer.text.find(answer.content)
@@ -120,11 +125,12 @@ def test_json_schema_requests(template: str) -> None:
         for mutant in cuts:
             head = len(mutant.text) - start < ANSWER_HEAD
             found += check_mutant(template, mutant, params=params, one_char=head, fenced_answer=fenced)
-        damaged = [*mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)]
-        for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=_seed(answer))):
-            one_char = len(mutant.text) <= ONE_CHAR
-            found += check_mutant(template, mutant, params=params, one_char=one_char, fenced_answer=fenced)
+        damaged_answers += [*mutants(answer, SEED, 1), *cut_damage(answer, SEED, 2)]
+    for mutant in _swept(template, damaged_answers):
+        one_char = len(mutant.text) <= ONE_CHAR
+        fenced = "json-fenced" in mutant.label
+        found += check_mutant(template, mutant, params=params, one_char=one_char, fenced_answer=fenced)
     damaged = [mutant for output in outputs(template) if output.calls for mutant in cut_damage(output, SEED, 1)]
-    for mutant in (damaged[i] for i in sweep(range(len(damaged)), seed=zlib.crc32(template.encode()))):
+    for mutant in _swept(template, damaged):
         found += check_mutant(template, mutant, params=params, fine=True)
     assert not found, describe(found)
