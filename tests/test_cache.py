@@ -50,24 +50,24 @@ def _tools(seed: str, n: int) -> list[dict[str, Any]]:
 
 def test_many_requests_with_fresh_large_tools_stay_under_the_budget(budget: None) -> None:
     template = ChatTemplate.load(QWEN)
-    set_cache_budget(6)
+    set_cache_budget(3)
     seen: list[int] = []
     for request in range(12):
         params = template.apply(MESSAGES, tools=_tools(f"r{request}", 12))
         message = params.parse("Hello")
         assert "Hello" in message.content + message.reasoning_content
         usage = cache_usage()
-        assert usage.budget == 6 * MIB
+        assert usage.budget == 3 * MIB
         assert 0 < usage.bytes <= usage.budget
         seen.append(usage.bytes)
     # what was kept would have outgrown the budget several times over: the bound did the work
     one = seen[0]
-    assert one * 12 > 2 * 6 * MIB, "the requests are too small to show the bound"
+    assert one * 12 > 2 * 3 * MIB, "the requests are too small to show the bound"
 
 
 def test_the_budget_keeps_what_was_used_last(budget: None) -> None:
     template = ChatTemplate.load(QWEN)
-    set_cache_budget(6)
+    set_cache_budget(3)
     tools = _tools("kept", 12)
     first = template.apply(MESSAGES, tools=tools)._generated
     for request in range(8):

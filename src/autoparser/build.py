@@ -29,14 +29,17 @@ __all__ = ["build_grammar", "build_parser"]
 
 # What a built parser holds per compiled node and a grammar per byte of the request text that shapes it, plus a
 # floor (tracemalloc on bundled templates of several formats, 0 to 200 tools: 600 to 2,900 bytes a node; a 200-tool
-# request's parser holds 1 to 40 MB, its grammar about 1 MB)
-PARSER_BYTES = (16_000, 1_200)
+# request's parser holds 1 to 40 MB, its grammar about 1 MB); a node not compiled yet (a tool's call behind a keyed
+# choice) holds about 150 bytes
+PARSER_BYTES = (16_000, 1_200, 150)
 GRAMMAR_BYTES = (8_000, 40)
 
 
 def parser_size(built: GeneratedParser, analysis: TemplateAnalysis, request: ParseRequest) -> int:
     """The estimated bytes of ``built``, the parser for ``request``."""
-    return PARSER_BYTES[0] + PARSER_BYTES[1] * built.parser.nodes
+    parser = built.parser
+    floor, compiled, graph = PARSER_BYTES
+    return floor + compiled * parser.nodes + graph * max(parser.graph_nodes - parser.nodes, 0)
 
 
 def grammar_size(built: GrammarSpec, analysis: TemplateAnalysis, request: ParseRequest) -> int:

@@ -51,7 +51,7 @@ from ..errors import GrammarError
 from . import json_scan
 from .ast import AstNode, ParseResult, Status, TextBuffer
 from .first import first_set
-from .graph import collect_rules, describe
+from .graph import describe, rules_and_size
 from .nodes import (
     COMMIT_TAG,
     AnyChar,
@@ -181,7 +181,7 @@ class _Compiler:
     """Turns nodes into matcher closures; one instance per compiled graph."""
 
     def __init__(self, root: Parser) -> None:
-        self.rules = collect_rules(root)
+        self.rules, self.size = rules_and_size(root)
         self.rule_cells: dict[str, list[Matcher]] = {}
         self.cache: dict[int, Matcher] = {}
         self._keep: list[Parser] = []  # keeps ids in `cache` valid
@@ -1285,7 +1285,7 @@ class _RootLoop:
 class CompiledParser:
     """A node graph compiled for parsing. Reusable and safe to share between threads."""
 
-    __slots__ = ("_loop", "_match", "nodes", "root", "rules")
+    __slots__ = ("_loop", "_match", "graph_nodes", "nodes", "root", "rules")
 
     def __init__(self, root: Parser) -> None:
         compiler = _Compiler(root)
@@ -1296,8 +1296,10 @@ class CompiledParser:
             self._loop: _RootLoop | None = _RootLoop(compiler, root)
         except ValueError:
             self._loop = None
-        # how many nodes were compiled: what the memory this parser holds grows with (autoparser.cache's estimate)
+        # what the memory this parser holds grows with (autoparser.cache's estimate): the nodes compiled now, and
+        # those of the whole graph (behind a keyed choice, compiled when first tried)
         self.nodes = len(compiler.cache)
+        self.graph_nodes = compiler.size
 
     def parse(self, text: str, *, partial: bool = False, start: int = 0) -> ParseResult:
         """Parse ``text`` from ``start``. ``partial=True``: the text may still grow (streaming)."""

@@ -24,7 +24,7 @@ from .nodes import (
     Tag,
 )
 
-__all__ = ["collect_rules", "describe", "walk"]
+__all__ = ["collect_rules", "describe", "rules_and_size", "walk"]
 
 
 def walk(root: Parser) -> Iterator[Parser]:
@@ -69,10 +69,17 @@ def describe(node: Parser) -> str:
 
 def collect_rules(root: Parser) -> dict[str, Rule]:
     """Every :class:`Rule` reachable from ``root``, by name; conflicting definitions are an error."""
+    return rules_and_size(root)[0]
+
+
+def rules_and_size(root: Parser) -> tuple[dict[str, Rule], int]:
+    """:func:`collect_rules`, and how many nodes are reachable from ``root`` (what a parser's memory grows with)."""
     rules: dict[str, Rule] = {}
+    size = 0
     for node in walk(root):
+        size += 1
         if isinstance(node, Rule):
             other = rules.setdefault(node.name, node)
             if other is not node and other.body is not node.body:
                 raise GrammarError(f"rule {node.name!r} is defined twice with different bodies")
-    return rules
+    return rules, size
