@@ -22,8 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from autoparser import peg as p
-from autoparser.peg.engine import collect_rules
-from autoparser.peg.graph import walk
+from autoparser.peg.graph import collect_rules, walk
 from autoparser.peg.nodes import (
     AnyChar,
     Atomic,
