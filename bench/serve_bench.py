@@ -230,6 +230,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=256, help="upstream tokens per reply (default 256)")
     parser.add_argument("--pace", type=float, default=0.0, help="ms per upstream token (default 0: full speed)")
     parser.add_argument("--workers", type=int, default=1, help="the server's worker processes (default 1)")
+    parser.add_argument("--http", default="auto", help="the server's --http (auto, httptools, h11)")
+    parser.add_argument("--loop", default="auto", help="the server's --loop (auto, uvloop, asyncio)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.serve.double import tokens as cut
@@ -242,7 +244,8 @@ def main() -> None:
     double = subprocess.Popen([sys.executable, "-c", source], env=env)
     server = subprocess.Popen(
         [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
-         "--port", str(server_port), "--log-level", "warning", "--workers", str(args.workers)],
+         "--port", str(server_port), "--log-level", "warning", "--workers", str(args.workers),
+         "--http", args.http, "--loop", args.loop],
         env=env,
     )  # fmt: skip
     try:

@@ -321,6 +321,18 @@ def _serve_arguments(commands: Any) -> None:
         "start, and /metrics adds up across them (POSIX)",
     )
     serve.add_argument(
+        "--http",
+        default="auto",
+        choices=["auto", "httptools", "h11"],
+        help="uvicorn's HTTP implementation (default auto: httptools, C, where installed, as the serve extra does)",
+    )
+    serve.add_argument(
+        "--loop",
+        default="auto",
+        choices=["auto", "uvloop", "asyncio"],
+        help="the event loop (default auto: uvloop where installed, as the serve extra does)",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -850,6 +862,8 @@ def _serve_with(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         header_timeout=args.header_timeout,
         read_timeout=args.read_timeout,
+        http=args.http,
+        loop=args.loop,
         **options,
     )
     return code or 0

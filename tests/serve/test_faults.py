@@ -86,18 +86,29 @@ FAILURES = {
 }
 
 
+@pytest.mark.parametrize("reader", ["direct", "httpx"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("failure", list(FAILURES))
 def test_a_stream_that_breaks_off_ends_with_an_error_after_what_was_written(
-    kind: str, failure: str, double: UpstreamDouble, base_url: Any
+    kind: str, failure: str, reader: str, double: UpstreamDouble, base_url: Any
 ) -> None:
     """The client gets every chunk so far, then what the parser held back, then an error event (no ``[DONE]``);
-    the openai client raises it."""
+    the openai client raises it. Whether the reply is read straight off its connection (.direct) or through httpx
+    (``direct_streams=False``, as behind a proxy)."""
     key = f"break-{kind}-{failure}"
     reply = "</think>\n\nPartly <b>sunny</b> with a <"  # the parser holds a trailing "<" until it knows more
     pieces = tokens(reply)
     double.script(key, Script([*pieces, "never", "sent"], fail_after=len(pieces), failure=failure))
-    response = httpx2.post(base_url(QWEN, kind) + "/chat/completions", json={**_ask(key), "stream": True}, timeout=30)
+    if reader == "direct":
+        _breaks_off(base_url(QWEN, kind), key, failure)
+    else:
+        config = ServeConfig(double.url, upstream_kind=kind, model_name=QWEN, direct_streams=False)  # type: ignore[attr-defined]
+        with LoopbackServer(create_app(ChatTemplate.load(QWEN), config)) as server:
+            _breaks_off(server.url + "/v1", key, failure)
+
+
+def _breaks_off(url: str, key: str, failure: str) -> None:
+    response = httpx2.post(url + "/chat/completions", json={**_ask(key), "stream": True}, timeout=30)
     assert response.status_code == 200
     events = [json.loads(b[len("data: ") :]) for b in response.text.split("\n\n") if b.startswith("data: ")]
     assert "[DONE]" not in response.text
@@ -106,11 +117,7 @@ def test_a_stream_that_breaks_off_ends_with_an_error_after_what_was_written(
     content = "".join(e["choices"][0]["delta"].get("content", "") for e in events[:-1] if e.get("choices"))
     assert content == "Partly <b>sunny</b> with a <"
     with pytest.raises(openai.APIError, match=FAILURES[failure]):
-        list(
-            openai.OpenAI(base_url=base_url(QWEN, kind), api_key="x", max_retries=0).chat.completions.create(
-                **_ask(key), stream=True
-            )
-        )
+        list(openai.OpenAI(base_url=url, api_key="x", max_retries=0).chat.completions.create(**_ask(key), stream=True))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -251,11 +258,13 @@ def test_the_message_survives_an_upstream_that_sends_one_character_per_event(
     assert [(c.name, c.arguments) for c in streamed.tool_calls] == [(c.name, c.arguments) for c in whole.tool_calls]
 
 
-def test_an_upstream_that_stalls_past_the_timeout(double: UpstreamDouble) -> None:
+@pytest.mark.parametrize("direct", [None, False])
+def test_an_upstream_that_stalls_past_the_timeout(direct: bool | None, double: UpstreamDouble) -> None:
     """``--upstream-timeout``: a whole reply that does not come in time is a 504; a stream that stalls ends with
-    an error event after what it had sent."""
+    an error event after what it had sent (read straight off the connection, or through httpx)."""
     double.script("stall", Script(["</think>", "\n\n", "slow", " words", " here"], delay=0.4))
-    app = create_app(ChatTemplate.load(QWEN), ServeConfig(double.url, upstream_timeout=0.2))  # type: ignore[attr-defined]
+    config = ServeConfig(double.url, upstream_timeout=0.2, direct_streams=direct)  # type: ignore[attr-defined]
+    app = create_app(ChatTemplate.load(QWEN), config)
     with LoopbackServer(app) as server:
         api = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
         with pytest.raises(openai.APIStatusError) as caught:

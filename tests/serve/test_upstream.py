@@ -3,6 +3,7 @@ transport), and the BOS rule."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -28,8 +29,10 @@ def _exchange(config: ServeConfig, double: UpstreamDouble, bodies: list[dict[str
     """Send ``bodies`` to an app for TEMPLATE whose upstream is ``double`` (both in process)."""
 
     async def run() -> list[httpx2.Response]:
+        # the double in process, through httpx: streamed replies too (direct_streams=False)
+        config_ = dataclasses.replace(config, direct_streams=False)
         upstream = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=double.app))
-        app = create_app(TEMPLATE, config, client=upstream)
+        app = create_app(TEMPLATE, config_, client=upstream)
         async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://localhost") as client:
             return [await client.post("/v1/chat/completions", json=body) for body in bodies]
 

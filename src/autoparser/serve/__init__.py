@@ -53,6 +53,8 @@ def serve(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
     workers: int = 1,
+    http: str = "auto",
+    loop: str = "auto",
 ) -> int:
     """Run ``app`` with uvicorn until interrupted; the exit status. The server's own log (``autoparser.serve``: the
     access line with its request id, upstream errors) goes to stderr at ``log_level``, in place of uvicorn's access
@@ -61,15 +63,18 @@ def serve(
 
     ``workers`` > 1: this process binds the socket and forks that many worker processes that share it
     (:mod:`.workers`, POSIX); for metrics that add up across them, ``PROMETHEUS_MULTIPROC_DIR`` must name a directory
-    before ``prometheus_client`` is first imported (the command line does so)."""
+    before ``prometheus_client`` is first imported (the command line does so).
+
+    ``http``: uvicorn's HTTP implementation (``auto``: httptools where installed, else h11); ``loop``: the event loop
+    (``auto``: uvloop where installed, else asyncio's)."""
     import uvicorn
 
     _log_to_stderr(log_level)
-    http = timed_protocol(header_timeout, read_timeout)
+    protocol = timed_protocol(header_timeout, read_timeout, http)
     if workers == 1:
         # Full garbage collections only between replies (.collector): the app's lifespan runs them
         collector.install()
-        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=http)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, http=protocol, loop=loop)
         return 0
     from prometheus_client import multiprocess
 
@@ -82,7 +87,7 @@ def serve(
         return 1
 
     def run(sock: Any) -> int:
-        server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, http=http))
+        server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, http=protocol, loop=loop))
         server.run(sockets=[sock])
         return 0 if server.started else 3
 

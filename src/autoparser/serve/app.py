@@ -46,12 +46,15 @@ from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
-from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
+from .upstream import Piece, PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
 __all__ = ["ServeConfig", "create_app"]
 
 _log = logging.getLogger("autoparser.serve")
 T = TypeVar("T")
+# Upstream reads held for a streamed reply's writer (then the upstream waits: a slow client slows its own upstream
+# request, nothing else)
+_READS_BUFFERED = 256
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class ServeConfig:
     max_json_depth: int = RequestLimits.max_json_depth
     body_timeout: float | None = RequestLimits.body_timeout
     cache_mb: float = DEFAULT_CACHE_MB  # the parser and grammar caches' memory budget (the process's: autoparser.cache)
+    # Streamed replies read straight off their connection (.direct) rather than through the httpx client: None,
+    # wherever the upstream's URL allows it (http or https, no proxy); False: always through the client
+    direct_streams: bool | None = None
 
 
 class _Server:
@@ -115,6 +121,7 @@ class _Server:
             default_max_tokens=config.default_max_tokens,
             extra=config.upstream_extra,
             api_key=config.upstream_api_key,
+            direct=config.direct_streams,
         )
         self.upstream.headers.update(credentials.headers)
         self.created = int(time.time())
@@ -250,19 +257,31 @@ class _StreamedReply(Response):
         finish: str | None = None
         usage: Usage | None = None
         failure: UpstreamError | None = None
-        try:
-            # What one read of the upstream brought is parsed and sent at once: one event and one write per read
-            async for batch in pieces.batches():
-                text = "".join(piece.text for piece in batch)
+        # The upstream is read by a task of its own (PieceStream.pump): what came while this one parsed and wrote
+        # is parsed and sent together, one event and one write
+        arrived, waiting = anyio.create_memory_object_stream[list[Piece] | UpstreamError](_READS_BUFFERED)
+        async with anyio.create_task_group() as reading, waiting:
+            reading.start_soon(pieces.pump, arrived)
+            async for first in waiting:
+                batch = [first]
+                while True:
+                    try:
+                        batch.append(waiting.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                text = []
+                for read in batch:
+                    if isinstance(read, UpstreamError):
+                        failure = read
+                        break
+                    for piece in read:
+                        text.append(piece.text)
+                        finish = piece.finish or finish
+                        usage = piece.usage or usage
                 if text:
-                    delta = merge_deltas(parser.feed(text)).to_openai()
+                    delta = merge_deltas(parser.feed("".join(text))).to_openai()
                     if delta:
                         await send_bytes(reply.delta_event(delta, usage_field))
-                for piece in batch:
-                    finish = piece.finish or finish
-                    usage = piece.usage or usage
-        except UpstreamError as err:
-            failure = err
         last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
         message = parser.message
         self.seen.reply(usage, message.warnings, params.warnings)

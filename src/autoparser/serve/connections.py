@@ -5,8 +5,12 @@ a request came).
 
 uvicorn has neither (its ``timeout_keep_alive`` only closes a connection idle *between* requests, and any byte
 cancels it): a client that opens a connection and trickles its headers, or declares a ``Content-Length`` it never
-sends, holds a connection and a task forever. :func:`timed_protocol` makes uvicorn's h11 protocol with both
-timers; :func:`~autoparser.serve.serve` runs with it.
+sends, holds a connection and a task forever. :func:`timed_protocol` makes one of uvicorn's HTTP protocols with
+both timers; :func:`~autoparser.serve.serve` runs with it.
+
+The protocol is uvicorn's httptools one (llhttp, the C parser Node.js uses) where ``httptools`` is installed, as the
+``serve`` extra installs it, else its pure-Python h11 one: the same ASGI behaviour, but framing each streamed event
+costs a few microseconds instead of some tens (bench/serve_bench.py).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_READ_TIMEOUT", "timed_protocol"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_READ_TIMEOUT", "HTTP_IMPLEMENTATIONS", "timed_protocol"]
+
+HTTP_IMPLEMENTATIONS = ("auto", "httptools", "h11")
 
 DEFAULT_HEADER_TIMEOUT = 10.0  # seconds to send a request's headers, from connecting or from the previous reply
 DEFAULT_READ_TIMEOUT = 30.0  # the longest pause in sending a request's body
@@ -34,9 +40,15 @@ def _timeout_reply(message: str) -> bytes:
     return head.encode() + body
 
 
-class _TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a header timer (armed when a connection opens and after each reply) and a body
-    timer (re-armed by every byte while a request's body is incomplete)."""
+class _Timers:
+    """A header timer (armed when a connection opens and after each reply) and a body timer (re-armed by every byte
+    while a request's body is incomplete), mixed into one of uvicorn's HTTP protocols (both keep the request in
+    ``self.cycle`` and call :meth:`on_response_complete` after each reply)."""
+
+    # what the protocol it is mixed into has (uvicorn's H11Protocol and HttpToolsProtocol)
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
 
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
@@ -113,11 +125,23 @@ class _TimedH11Protocol(H11Protocol):
 
 
 def timed_protocol(
-    header_timeout: float = DEFAULT_HEADER_TIMEOUT, read_timeout: float = DEFAULT_READ_TIMEOUT
-) -> type[H11Protocol]:
-    """uvicorn's HTTP protocol class (its ``http`` option) with these timeouts in seconds (0: none)."""
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT, read_timeout: float = DEFAULT_READ_TIMEOUT, http: str = "auto"
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class (its ``http`` option) with these timeouts in seconds (0: none). ``http``:
+    ``httptools``, ``h11``, or ``auto`` (httptools where it is installed)."""
+    if http not in HTTP_IMPLEMENTATIONS:
+        raise ValueError(f"http must be one of {', '.join(HTTP_IMPLEMENTATIONS)}, got {http!r}")
+    base: type[asyncio.Protocol] = H11Protocol
+    if http != "h11":
+        try:
+            from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        except ImportError:
+            if http == "httptools":
+                raise ValueError("http=httptools needs the httptools package (pip install httptools)") from None
+        else:
+            base = HttpToolsProtocol
     return type(
-        "TimedH11Protocol",
-        (_TimedH11Protocol,),
+        f"Timed{base.__name__}",
+        (_Timers, base),
         {"header_timeout": header_timeout, "read_timeout": read_timeout},
     )

@@ -28,16 +28,20 @@ the field the engine documents (:data:`GRAMMAR_FIELDS`).
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
+from anyio.streams.memory import MemoryObjectSendStream
 
 from ..params import ChatParams
 from .chunks import Usage
+from .direct import DirectStream, DirectStreamError, direct_streams
 from .protocol import ChatRequest
 from .security import Scrubber, split_credentials
 
@@ -185,15 +189,45 @@ class PieceStream:
 
     def __init__(
         self,
-        response: httpx2.Response,
+        texts: AsyncIterator[str],
+        close: Callable[[], Awaitable[None]],
         decode: Callable[[Any], Piece | None],
         source: str,
         secrets: Scrubber | None = None,
     ) -> None:
-        self._response = response
+        self._texts = texts
+        self._close = close
         self._decode = decode
         self._source = source
         self._secrets = secrets or Scrubber()
+
+    @classmethod
+    def of_response(
+        cls, response: httpx2.Response, decode: Callable[[Any], Piece | None], source: str, secrets: Scrubber
+    ) -> PieceStream:
+        """A reply read through httpx."""
+        return cls(response.aiter_text(), response.aclose, decode, source, secrets)
+
+    @classmethod
+    def of_direct(
+        cls, stream: DirectStream, decode: Callable[[Any], Piece | None], source: str, secrets: Scrubber
+    ) -> PieceStream:
+        """A reply read straight off its connection (:mod:`.direct`)."""
+
+        async def texts() -> AsyncIterator[str]:
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            async for data in stream.reads():
+                text = decoder.decode(data)
+                if text:
+                    yield text
+            rest = decoder.decode(b"", final=True)
+            if rest:
+                yield rest
+
+        async def close() -> None:
+            stream.close()
+
+        return cls(texts(), close, decode, source, secrets)
 
     async def pieces(self) -> AsyncIterator[Piece]:
         """The reply's pieces; one has ``finish`` set. Raises :class:`UpstreamError` for an error event, a broken
@@ -216,13 +250,18 @@ class PieceStream:
         events = SseEvents()
         ended = False
         try:
-            async for text in self._response.aiter_text():
+            async for text in self._texts:
                 batch: list[Piece] = []
                 for data in events.feed(text):
                     if data.strip() == "[DONE]":
                         yield batch
                         return
-                    piece = self._decode(self._json(data))
+                    try:
+                        piece = self._decode(self._json(data))
+                    except UpstreamError:
+                        if batch:  # the events before it in the same read are the reply's, and written
+                            yield batch
+                        raise
                     if piece is None:
                         continue
                     ended = ended or piece.finish is not None
@@ -245,8 +284,26 @@ class PieceStream:
         except httpx2.HTTPError as err:
             message = f"{self._source} broke off the reply: {_describe(err)}"
             raise UpstreamError(message, kind=_read_failure(err)) from err
+        except DirectStreamError as err:
+            kind = "upstream_timeout" if err.kind == "timeout" else "upstream_broken"
+            raise UpstreamError(f"{self._source} broke off the reply: {err}", kind=kind) from err
         if not ended:
             raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
+
+    async def pump(self, out: MemoryObjectSendStream[list[Piece] | UpstreamError]) -> None:
+        """Send each read's pieces to ``out`` as they arrive, then an :class:`UpstreamError` where the reply broke
+        off, and close it. Run as a task of its own beside the writer, so the reads that come while the writer is
+        busy (parsing, writing to a slow client) wait in ``out`` and are written together: an engine at full speed
+        gets one write per burst rather than one per event, one at its pace still one per token."""
+        async with out:
+            try:
+                async for batch in self.batches():
+                    try:
+                        out.send_nowait(batch)  # no checkpoint: the reads already in hand go on into one batch
+                    except anyio.WouldBlock:
+                        await out.send(batch)  # the writer is behind by a whole buffer: the upstream waits
+            except UpstreamError as err:
+                await out.send(err)
 
     def _json(self, data: str) -> Any:
         try:
@@ -259,7 +316,7 @@ class PieceStream:
     ends_at_finish = True  # llama.cpp's /completion sends no [DONE]: the event with "stop": true is the last
 
     async def aclose(self) -> None:
-        await self._response.aclose()
+        await self._close()
 
 
 def _describe(err: BaseException) -> str:
@@ -285,6 +342,7 @@ class Upstream:
         default_max_tokens: int | None = None,
         extra: Mapping[str, Any] | None = None,
         api_key: str | None = None,
+        direct: bool | None = None,
     ) -> None:
         if bos not in BOS_MODES:
             raise ValueError(f"bos must be one of {', '.join(BOS_MODES)}, got {bos!r}")
@@ -308,6 +366,9 @@ class Upstream:
                 "percent-encoded"
             ) from None
         self._adds_bos: bool | None = None  # learned once (the same answer for every request)
+        # Streamed replies read straight off their connection (.direct), unless a proxy stands between; None: so
+        # where the URL allows it
+        self.direct = direct_streams(self.url) if direct is None else direct and direct_streams(self.url)
 
     @property
     def endpoint(self) -> str:
@@ -391,12 +452,43 @@ class Upstream:
     async def stream(self, params: ChatParams, request: ChatRequest) -> PieceStream:
         """Open a streamed reply (raises :class:`UpstreamError`, scrubbed of credentials, before any piece when the
         upstream refuses)."""
+        source = f"upstream {self.endpoint}"
         try:
-            response = await self._send(await self.body(params, request), stream=True)
+            body = await self.body(params, request)
+            if self.direct:
+                stream = PieceStream.of_direct(await self._open(body), self.decode_event, source, self.secrets)
+            else:
+                response = await self._send(body, stream=True)
+                stream = PieceStream.of_response(response, self.decode_event, source, self.secrets)
         except UpstreamError as err:
             raise err.scrubbed(self.secrets) from None
-        stream = PieceStream(response, self.decode_event, f"upstream {self.endpoint}", self.secrets)
         stream.ends_at_finish = self.kind == "llama.cpp"
+        return stream
+
+    async def _open(self, body: Mapping[str, Any]) -> DirectStream:
+        """Send a streamed request on a connection of its own (:mod:`.direct`); its reply's head read."""
+        timeout = self.client.timeout
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            stream = await DirectStream.open(
+                self.endpoint, self.headers, data, connect_timeout=timeout.connect, read_timeout=timeout.read
+            )
+        except DirectStreamError as err:
+            if err.kind == "unreachable":
+                message = f"upstream {self.endpoint} is unreachable: {err}"
+                raise UpstreamError(message, kind="upstream_unreachable") from None
+            kind = "upstream_timeout" if err.kind == "timeout" else "upstream_broken"
+            raise UpstreamError(f"upstream {self.endpoint} failed: {err}", kind=kind) from None
+        if stream.status >= 400:
+            try:
+                raw = await stream.read_all()
+            finally:
+                stream.close()
+            raise UpstreamError(
+                f"upstream {self.endpoint} answered {stream.status}: {_body_message(raw)}",
+                stream.status,
+                retry_after=stream.headers.get("retry-after"),
+            )
         return stream
 
     def decode_event(self, event: Any) -> Piece | None:

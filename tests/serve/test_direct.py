@@ -1,0 +1,185 @@
+"""The direct reader of streamed upstream replies (:mod:`autoparser.serve.direct`) against raw sockets that answer
+scripted bytes: chunked, sized and close-delimited bodies however the bytes fall, a reply that is not HTTP, one that
+breaks off, silence past the read timeout, a refused connection, the body's backpressure and the proxy rule."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from autoparser.serve.direct import DirectStream, DirectStreamError, direct_streams
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def _with_server(handler: Handler, work: Callable[[str], Awaitable[object]]) -> object:
+    requests: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        requests.append(await reader.readuntil(b"\r\n\r\n"))
+        try:
+            await handler(reader, writer)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        return await work(f"http://127.0.0.1:{port}/completion?x=1")
+
+
+def _writes(*parts: bytes, pause: float = 0.0) -> Handler:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for part in parts:
+            writer.write(part)
+            await writer.drain()
+            if pause:
+                await asyncio.sleep(pause)
+
+    return handler
+
+
+async def _read(url: str, timeout: float | None = 5.0) -> tuple[int, dict[str, str], bytes]:
+    stream = await DirectStream.open(url, {"Authorization": "Bearer k"}, b'{"a":1}', read_timeout=timeout)
+    try:
+        body = b"".join([data async for data in stream.reads()])
+        return stream.status, dict(stream.headers), body
+    finally:
+        stream.close()
+
+
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+BODY = b'data: {"content": "a"}\n\ndata: {"content": "b"}\n\n'
+
+
+def _chunked(body: bytes, size: int) -> bytes:
+    out = b""
+    for start in range(0, len(body), size):
+        piece = body[start : start + size]
+        out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+    return out + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("cut", [1, 7, 1000])
+def test_chunked_sized_and_close_delimited_bodies_however_the_bytes_fall(cut: int) -> None:
+    replies = {
+        "chunked": HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(BODY, 5),
+        "sized": HEAD + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY,
+        "close": HEAD + b"\r\n" + BODY,  # no length, not chunked: the body ends with the connection
+    }
+    for name, raw in replies.items():
+        parts = [raw[i : i + cut] for i in range(0, len(raw), cut)]
+        status, headers, body = asyncio.run(_with_server(_writes(*parts), _read))  # type: ignore[misc]
+        assert (status, body) == (200, BODY), name
+        assert headers["content-type"] == "text/event-stream"
+
+
+def test_the_request_is_a_post_with_the_headers_and_the_body() -> None:
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await reader.readexactly(7))
+        writer.write(HEAD + b"Content-Length: 0\r\n\r\n")
+
+    async def run() -> None:
+        requests: list[bytes] = []
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            requests.append(await reader.readuntil(b"\r\n\r\n"))
+            await handler(reader, writer)
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            await _read(f"http://127.0.0.1:{port}/completion?x=1")
+        head = requests[0].decode()
+        assert head.startswith("POST /completion?x=1 HTTP/1.1\r\n")
+        assert f"Host: 127.0.0.1:{port}\r\n" in head and "Content-Length: 7\r\n" in head
+        assert "Authorization: Bearer k\r\n" in head and "Connection: close\r\n" in head
+
+    asyncio.run(run())
+    assert seen == [b'{"a":1}']
+
+
+def test_an_error_status_and_its_body() -> None:
+    raw = b'HTTP/1.1 429 Too Many\r\nRetry-After: 7\r\nContent-Length: 17\r\n\r\n{"error": "slow"}'
+
+    async def work(url: str) -> tuple[int, str, bytes]:
+        stream = await DirectStream.open(url, {}, b"{}")
+        try:
+            return stream.status, stream.headers["retry-after"], await stream.read_all()
+        finally:
+            stream.close()
+
+    assert asyncio.run(_with_server(_writes(raw), work)) == (429, "7", b'{"error": "slow"}')
+
+
+def test_a_reply_that_is_not_http_a_break_and_silence_are_errors() -> None:
+    with pytest.raises(DirectStreamError, match="not HTTP") as caught:
+        asyncio.run(_with_server(_writes(b"SSH-2.0-OpenSSH\r\n\r\n"), _read))
+    assert caught.value.kind == "broken"
+    cut_off = HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(BODY, 5)[:-12]
+    with pytest.raises(DirectStreamError, match="closed the connection") as caught:
+        asyncio.run(_with_server(_writes(cut_off), _read))
+    assert caught.value.kind == "broken"
+    slow = _writes(HEAD + b"Transfer-Encoding: chunked\r\n\r\n", _chunked(BODY, 5), pause=0.5)
+    with pytest.raises(DirectStreamError, match="ReadTimeout") as caught:
+        asyncio.run(_with_server(slow, lambda url: _read(url, timeout=0.1)))
+    assert caught.value.kind == "timeout"
+    silent = _writes(b"", pause=0.5)
+    with pytest.raises(DirectStreamError, match="no reply came") as caught:
+        asyncio.run(_with_server(silent, lambda url: _read(url, timeout=0.1)))
+    assert caught.value.kind == "timeout"
+
+
+def test_a_refused_connection_is_unreachable() -> None:
+    async def refused() -> None:
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        server.close()
+        await server.wait_closed()
+        await DirectStream.open(f"http://127.0.0.1:{port}/completion", {}, b"{}")
+
+    with pytest.raises(DirectStreamError) as caught:
+        asyncio.run(refused())
+    assert caught.value.kind == "unreachable"
+
+
+def test_a_header_with_a_line_break_is_refused() -> None:
+    async def work(url: str) -> None:
+        await DirectStream.open(url, {"X-A": "1\r\nX-B: 2"}, b"{}")
+
+    with pytest.raises(DirectStreamError, match="line break"):
+        asyncio.run(_with_server(_writes(b""), work))
+
+
+def test_a_body_not_read_pauses_the_upstream_and_all_of_it_comes() -> None:
+    """More than the high-water mark unread: the connection is paused, then resumed as the reader takes it."""
+    big = b"x" * (3 << 20)
+    raw = HEAD + b"Content-Length: %d\r\n\r\n" % len(big) + big
+
+    async def work(url: str) -> int:
+        stream = await DirectStream.open(url, {}, b"{}")
+        try:
+            await asyncio.sleep(0.3)  # let it pile up
+            return sum([len(data) async for data in stream.reads()])
+        finally:
+            stream.close()
+
+    assert asyncio.run(_with_server(_writes(raw), work)) == len(big)
+
+
+def test_proxies_in_the_environment_send_streams_through_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert direct_streams("http://127.0.0.1:8080") and direct_streams("https://api.example.com/v1")
+    assert not direct_streams("unix:///tmp/socket") and not direct_streams("http://")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    assert direct_streams("http://127.0.0.1:8080") and not direct_streams("https://api.example.com/v1")
+    monkeypatch.setenv("NO_PROXY", "api.example.com")
+    assert direct_streams("https://api.example.com/v1")
+    monkeypatch.setenv("ALL_PROXY", "http://proxy:3128")
+    assert not direct_streams("http://10.0.0.5:8080")
