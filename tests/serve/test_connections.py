@@ -27,10 +27,13 @@ QWEN = "Qwen3.5-4B"
 GUARD = 20.0  # seconds a socket read may take before the test gives up (the server's timeouts are far shorter)
 
 
-@pytest.fixture(scope="module")
-def server(double: UpstreamDouble) -> Iterator[LoopbackServer]:
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def server(request: pytest.FixtureRequest, double: UpstreamDouble) -> Iterator[LoopbackServer]:
+    """The server on either of uvicorn's HTTP implementations (``--http``), both with the timers."""
     app = create_app(ChatTemplate.load(QWEN), ServeConfig(double.url))  # type: ignore[attr-defined]
-    with LoopbackServer(app, http=timed_protocol(header_timeout=0.5, read_timeout=0.5)) as running:
+    protocol = timed_protocol(header_timeout=0.5, read_timeout=0.5, http=request.param)
+    assert protocol.__name__ == {"httptools": "TimedHttpToolsProtocol", "h11": "TimedH11Protocol"}[request.param]
+    with LoopbackServer(app, http=protocol) as running:
         yield running
 
 
@@ -120,3 +123,8 @@ def test_whole_requests_on_a_kept_alive_connection_are_answered(server: Loopback
             assert json.loads(rest[:length])["choices"][0]["message"]
             time.sleep(0.1)
         assert _read_all(sock) == b""
+
+
+def test_an_unknown_http_implementation_is_refused() -> None:
+    with pytest.raises(ValueError, match="httptools, h11"):
+        timed_protocol(http="hyper")
