@@ -46,15 +46,12 @@ from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
-from .upstream import Piece, PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
+from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
 __all__ = ["ServeConfig", "create_app"]
 
 _log = logging.getLogger("autoparser.serve")
 T = TypeVar("T")
-# Upstream reads held for a streamed reply's writer (then the upstream waits: a slow client slows its own upstream
-# request, nothing else)
-_READS_BUFFERED = 256
 
 
 @dataclass(frozen=True)
@@ -257,31 +254,20 @@ class _StreamedReply(Response):
         finish: str | None = None
         usage: Usage | None = None
         failure: UpstreamError | None = None
-        # The upstream is read by a task of its own (PieceStream.pump): what came while this one parsed and wrote
-        # is parsed and sent together, one event and one write
-        arrived, waiting = anyio.create_memory_object_stream[list[Piece] | UpstreamError](_READS_BUFFERED)
-        async with anyio.create_task_group() as reading, waiting:
-            reading.start_soon(pieces.pump, arrived)
-            async for first in waiting:
-                batch = [first]
-                while True:
-                    try:
-                        batch.append(waiting.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                text = []
-                for read in batch:
-                    if isinstance(read, UpstreamError):
-                        failure = read
-                        break
-                    for piece in read:
-                        text.append(piece.text)
-                        finish = piece.finish or finish
-                        usage = piece.usage or usage
+        try:
+            # What one read of the upstream brought is parsed and sent at once: one event and one write per read
+            # (the direct reader's reads take all the connection holds: a burst is one read)
+            async for batch in pieces.batches():
+                text = "".join(piece.text for piece in batch)
                 if text:
-                    delta = merge_deltas(parser.feed("".join(text))).to_openai()
+                    delta = merge_deltas(parser.feed(text)).to_openai()
                     if delta:
                         await send_bytes(reply.delta_event(delta, usage_field))
+                for piece in batch:
+                    finish = piece.finish or finish
+                    usage = piece.usage or usage
+        except UpstreamError as err:
+            failure = err
         last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
         message = parser.message
         self.seen.reply(usage, message.warnings, params.warnings)

@@ -35,9 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import httpx2
-from anyio.streams.memory import MemoryObjectSendStream
 
 from ..params import ChatParams
 from .chunks import Usage
@@ -239,7 +237,8 @@ class PieceStream:
     async def batches(self) -> AsyncIterator[list[Piece]]:
         """The reply's pieces as they arrive: the events of one read of the connection together (an engine at full
         speed sends several per read, one at its pace one), so the server parses and writes once per read, not
-        once per token. Raises as :meth:`pieces` does."""
+        once per token. A read of the direct reader (:mod:`.direct`) is all the connection held, however many
+        HTTP chunks; through httpx, one chunk. Raises as :meth:`pieces` does."""
         try:
             async for batch in self._batches():
                 yield batch
@@ -289,21 +288,6 @@ class PieceStream:
             raise UpstreamError(f"{self._source} broke off the reply: {err}", kind=kind) from err
         if not ended:
             raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
-
-    async def pump(self, out: MemoryObjectSendStream[list[Piece] | UpstreamError]) -> None:
-        """Send each read's pieces to ``out`` as they arrive, then an :class:`UpstreamError` where the reply broke
-        off, and close it. Run as a task of its own beside the writer, so the reads that come while the writer is
-        busy (parsing, writing to a slow client) wait in ``out`` and are written together: an engine at full speed
-        gets one write per burst rather than one per event, one at its pace still one per token."""
-        async with out:
-            try:
-                async for batch in self.batches():
-                    try:
-                        out.send_nowait(batch)  # no checkpoint: the reads already in hand go on into one batch
-                    except anyio.WouldBlock:
-                        await out.send(batch)  # the writer is behind by a whole buffer: the upstream waits
-            except UpstreamError as err:
-                await out.send(err)
 
     def _json(self, data: str) -> Any:
         try:
