@@ -11,7 +11,8 @@ Bounded: a fixed number of requests per measurement (``--requests``), every requ
 only. No asserts: it reports.
 
 With ``--pace MS`` the double waits MS ms before each token, as an engine does, and the bench reports the server's
-CPU time per token (read from /proc: Linux) with 1 and 8 concurrent streams.
+CPU time per token (read from /proc: Linux) with 1 and 8 concurrent streams, beside a bare relay's (:data:`FLOOR`):
+what any process that reads and writes once per token costs on the machine.
 
 With ``--workers N`` the server runs N worker processes (``autoparser serve --workers N``); the CPU figures are then
 the server's processes together (the parent and its workers).
@@ -73,6 +74,51 @@ from tests.serve.double import Script, UpstreamDouble, tokens
 double = UpstreamDouble()
 double.default = Script(tokens({text!r}, ["<tool_call>", "</think>", "<function=", "<parameter="]), delay={delay})
 uvicorn.run(double.app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+"""
+
+
+# The floor: the least a relay process costs per token on this machine. A bare uvloop relay, no HTTP library, no
+# parsing: it reads the client's request, sends the double one fixed streamed request, and writes one fixed chunk
+# per upstream read. Measured as the server is, it shows what of the server's CPU per token is the machine's (the
+# two socket operations and the wake-up per token, which cost far more on a virtual machine at an engine's pace)
+# and what is the server's own.
+FLOOR = """
+import asyncio, json, uvloop
+UP = {up_port}
+ASK = json.dumps({{"prompt": "x", "stream": True}}).encode()
+HEAD = b"POST /completion HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nConnection: close\\r\\n"
+CHUNK = b'data: {{"choices":[{{"index":0,"delta":{{"content":"token"}},"finish_reason":null}}]}}\\n\\n'
+FRAME = b"%x\\r\\n" % len(CHUNK) + CHUNK + b"\\r\\n"
+async def client(reader, writer):
+    while True:
+        try:
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            break
+        length = 0
+        for line in head.split(b"\\r\\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        await reader.readexactly(length)
+        if head.startswith(b"GET"):
+            writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
+            continue
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", UP)
+        up_writer.write(HEAD + b"Content-Length: %d\\r\\n\\r\\n" % len(ASK) + ASK)
+        writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Type: text/event-stream\\r\\n")
+        writer.write(b"Transfer-Encoding: chunked\\r\\n\\r\\n")
+        while data := await up_reader.read(65536):
+            writer.write(FRAME)
+            if b'"stop": true' in data or b'"stop":true' in data:
+                break
+        up_writer.close()
+        writer.write(b"e\\r\\ndata: [DONE]\\n\\n\\r\\n0\\r\\n\\r\\n")
+    writer.close()
+async def main():
+    server = await asyncio.start_server(client, "127.0.0.1", {port})
+    async with server:
+        await server.serve_forever()
+uvloop.run(main())
 """
 
 
@@ -156,20 +202,25 @@ async def _concurrent(client: httpx2.AsyncClient, url: str, body: dict[str, Any]
     return time.perf_counter() - start
 
 
-async def measure_paced(server: str, pid: int, requests: int, tokens: int, pace: float) -> None:
-    """At an engine's pace: the server's CPU per token with 1 and 8 concurrent streams."""
-    served_url = server + "/v1/chat/completions"
+async def measure_paced(
+    server: str, pid: int, requests: int, tokens: int, pace: float, floor: str, floor_pid: int
+) -> None:
+    """At an engine's pace: the server's CPU per token with 1 and 8 concurrent streams, and the bare relay's (the
+    machine's floor, :data:`FLOOR`) in the same run."""
     ask = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
     async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None)) as client:
-        await _stream(client, served_url, {**ask, "stream": True})
+        for url in (server, floor):
+            await _stream(client, url + "/v1/chat/completions", {**ask, "stream": True})
         print(f"autoparser serve bench: {TEMPLATE}, {tokens} tokens per reply at {pace} ms per token")
-        print(f"{'concurrent streams':34}{'requests':>10}{'server CPU/token (µs)':>24}")
+        print(f"{'concurrent streams':20}{'requests':>10}{'server CPU/token (µs)':>24}{'bare relay (µs)':>18}")
         for streams in (1, 8):
             total = max(requests, streams)
-            before = server_cpu(pid)
-            await _concurrent(client, served_url, {**ask, "stream": True}, streams, total)
-            used = server_cpu(pid) - before
-            print(f"{streams:<34}{total:>10}{used / (total * tokens) * 1e6:24.1f}")
+            used = []
+            for url, process in ((server, pid), (floor, floor_pid)):
+                before = server_cpu(process)
+                await _concurrent(client, url + "/v1/chat/completions", {**ask, "stream": True}, streams, total)
+                used.append((server_cpu(process) - before) / (total * tokens) * 1e6)
+            print(f"{streams:<20}{total:>10}{used[0]:24.1f}{used[1]:18.1f}")
 
 
 async def measure(upstream: str, server: str, pid: int, requests: int, tokens: int, workers: int = 1) -> None:
@@ -248,17 +299,26 @@ def main() -> None:
          "--http", args.http, "--loop", args.loop],
         env=env,
     )  # fmt: skip
+    processes = [server, double]
     try:
         _wait(f"http://127.0.0.1:{up_port}/health", double)
         _wait(f"http://127.0.0.1:{server_port}/health", server)
         served = f"http://127.0.0.1:{server_port}"
         if args.pace:
-            asyncio.run(measure_paced(served, server.pid, args.requests, n_tokens, args.pace))
+            floor_port = _free_port()
+            floor = subprocess.Popen([sys.executable, "-c", FLOOR.format(up_port=up_port, port=floor_port)], env=env)
+            processes.append(floor)
+            _wait(f"http://127.0.0.1:{floor_port}/health", floor)
+            asyncio.run(
+                measure_paced(
+                    served, server.pid, args.requests, n_tokens, args.pace, f"http://127.0.0.1:{floor_port}", floor.pid
+                )
+            )
         else:
             upstream = f"http://127.0.0.1:{up_port}"
             asyncio.run(measure(upstream, served, server.pid, args.requests, n_tokens, args.workers))
     finally:
-        for process in (server, double):
+        for process in processes:
             process.terminate()
             process.wait(10)
 

@@ -118,6 +118,7 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=5.0, help="ms per upstream token (default 5)")
     parser.add_argument("--tokens", type=int, default=600, help="tokens of the long reply (default 600)")
     parser.add_argument("--heavy", type=int, default=10, help="heavy requests per loader, two loaders (default 10)")
+    parser.add_argument("--loop", default="auto", help="the server's --loop (auto, uvloop, asyncio)")
     args = parser.parse_args()
     text = " ".join(f"word{i}" for i in range(args.tokens // 2))
     up_port, server_port = _free_port(), _free_port()
@@ -126,7 +127,7 @@ def main() -> None:
     double = subprocess.Popen([sys.executable, "-c", source], env=env)
     server = subprocess.Popen(
         [sys.executable, "-m", "autoparser", "serve", TEMPLATE, "--upstream", f"http://127.0.0.1:{up_port}",
-         "--port", str(server_port), "--log-level", "warning", "--max-tools", "1000"],
+         "--port", str(server_port), "--log-level", "warning", "--max-tools", "1000", "--loop", args.loop],
         env=env,
     )  # fmt: skip
     try:

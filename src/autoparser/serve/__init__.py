@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from typing import Any
 
 from . import collector
@@ -26,6 +27,8 @@ from .app import ServeConfig, create_app
 from .connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
 from .upstream import BOS_MODES, GRAMMAR_FIELDS, KINDS, Piece, Upstream, UpstreamError
+
+SWITCH_INTERVAL = 0.001  # seconds (sys.setswitchinterval) while serving
 
 __all__ = [
     "BOS_MODES",
@@ -71,6 +74,10 @@ def serve(
 
     _log_to_stderr(log_level)
     protocol = timed_protocol(header_timeout, read_timeout, http)
+    # Requests are prepared in worker threads (.app): a thread that wants the interpreter waits for the one holding
+    # it at most this long, so the event loop, waking for each token of every stream, waits 1 ms rather than the
+    # default 5 behind each busy worker (bench/serve_stall.py)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     if workers == 1:
         # Full garbage collections only between replies (.collector): the app's lifespan runs them
         collector.install()

@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
 
 from ..params import ChatParams
@@ -303,6 +304,23 @@ class PieceStream:
         await self._close()
 
 
+# A request body whose texts (prompt, grammar) pass this many characters is written in a worker thread: the
+# grammar of a thousand tools is megabytes, whose JSON would hold the event loop (and every stream) for 100 ms
+_LARGE_BODY = 256 * 1024
+
+
+async def encode(body: Mapping[str, Any]) -> bytes:
+    """``body`` as compact JSON (UTF-8), written off the event loop when it is large."""
+    size = sum(len(value) for value in body.values() if isinstance(value, str))
+    if size < _LARGE_BODY:
+        return _json_bytes(body)
+    return await anyio.to_thread.run_sync(_json_bytes, body)
+
+
+def _json_bytes(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def _describe(err: BaseException) -> str:
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
@@ -389,7 +407,8 @@ class Upstream:
     # --- sending -------------------------------------------------------------------------------------------------
 
     async def _send(self, body: Mapping[str, Any], *, stream: bool) -> httpx2.Response:
-        request = self.client.build_request("POST", self.endpoint, json=body, headers=self.headers)
+        headers = {**self.headers, "Content-Type": "application/json"}
+        request = self.client.build_request("POST", self.endpoint, content=await encode(body), headers=headers)
         try:
             response = await self.client.send(request, stream=stream)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
@@ -452,7 +471,7 @@ class Upstream:
     async def _open(self, body: Mapping[str, Any]) -> DirectStream:
         """Send a streamed request on a connection of its own (:mod:`.direct`); its reply's head read."""
         timeout = self.client.timeout
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        data = await encode(body)
         try:
             stream = await DirectStream.open(
                 self.endpoint, self.headers, data, connect_timeout=timeout.connect, read_timeout=timeout.read
