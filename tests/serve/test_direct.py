@@ -183,3 +183,19 @@ def test_proxies_in_the_environment_send_streams_through_httpx(monkeypatch: pyte
     assert direct_streams("https://api.example.com/v1")
     monkeypatch.setenv("ALL_PROXY", "http://proxy:3128")
     assert not direct_streams("http://10.0.0.5:8080")
+
+
+def test_a_whole_body_and_one_past_the_limit() -> None:
+    raw = HEAD + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY
+
+    async def whole(url: str, limit: int) -> bytes:
+        stream = await DirectStream.open(url, {}, b"{}")
+        try:
+            return await stream.read_body(limit)
+        finally:
+            stream.close()
+
+    assert asyncio.run(_with_server(_writes(raw), lambda url: whole(url, len(BODY)))) == BODY
+    with pytest.raises(DirectStreamError, match="past 10 bytes") as caught:
+        asyncio.run(_with_server(_writes(raw), lambda url: whole(url, 10)))
+    assert caught.value.kind == "broken"

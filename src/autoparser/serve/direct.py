@@ -221,6 +221,17 @@ class DirectStream:
             else:
                 await reader.wait(self._read_timeout)
 
+    async def read_body(self, limit: int) -> bytes:
+        """The whole body (raises :class:`DirectStreamError` as :meth:`reads` does, and past ``limit`` bytes)."""
+        parts: list[bytes] = []
+        size = 0
+        async for data in self.reads():
+            size += len(data)
+            if size > limit:
+                raise DirectStreamError(f"RemoteProtocolError: a reply past {limit} bytes", "broken")
+            parts.append(data)
+        return b"".join(parts)
+
     async def read_all(self, limit: int = _ERROR_BODY_LIMIT) -> bytes:
         """The rest of the body, at most ``limit`` bytes (an error reply's message; what breaks is what came)."""
         kept = bytearray()

@@ -304,6 +304,7 @@ class PieceStream:
         await self._close()
 
 
+_WHOLE_REPLY_LIMIT = 256 * 1024 * 1024  # bytes of a non-streamed reply (a model's whole output, as JSON)
 # A request body whose texts (prompt, grammar) pass this many characters is written in a worker thread: the
 # grammar of a thousand tools is megabytes, whose JSON would hold the event loop (and every stream) for 100 ms
 _LARGE_BODY = 256 * 1024
@@ -435,9 +436,13 @@ class Upstream:
     async def complete(self, params: ChatParams, request: ChatRequest) -> Piece:
         """The whole reply at once (raises :class:`UpstreamError`, scrubbed of credentials)."""
         try:
-            response = await self._send(await self.body(params, request), stream=False)
+            body = await self.body(params, request)
+            if self.direct:
+                payload_bytes = await self._read_whole(body)
+            else:
+                payload_bytes = (await self._send(body, stream=False)).content
             try:
-                payload = response.json()
+                payload = json.loads(payload_bytes)
             except ValueError:
                 raise UpstreamError(
                     f"upstream {self.endpoint} answered with a body that is not JSON", kind="upstream_bad_reply"
@@ -467,6 +472,17 @@ class Upstream:
             raise err.scrubbed(self.secrets) from None
         stream.ends_at_finish = self.kind == "llama.cpp"
         return stream
+
+    async def _read_whole(self, body: Mapping[str, Any]) -> bytes:
+        """A whole reply read straight off its connection (:mod:`.direct`)."""
+        stream = await self._open(body)
+        try:
+            return await stream.read_body(_WHOLE_REPLY_LIMIT)
+        except DirectStreamError as err:
+            kind = "upstream_timeout" if err.kind == "timeout" else "upstream_broken"
+            raise UpstreamError(f"upstream {self.endpoint} failed: {err}", kind=kind) from None
+        finally:
+            stream.close()
 
     async def _open(self, body: Mapping[str, Any]) -> DirectStream:
         """Send a streamed request on a connection of its own (:mod:`.direct`); its reply's head read."""
