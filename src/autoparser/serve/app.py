@@ -34,21 +34,23 @@ from starlette.types import Receive, Scope, Send
 
 from ..api import ChatTemplate
 from ..cache import DEFAULT_CACHE_MB, set_cache_budget
-from ..message import merge_deltas
 from ..params import ChatParams
 from ..template.environment import variables_read
 from . import collector
 from .access import REQUEST_ID_HEADER, Access, request_id_of
 from .body import RequestLimits, parse_json, read_body
-from .chunks import DONE, Reply, Usage, completion, finish_reason, sse, warnings_field
-from .failures import upstream_error_event, upstream_error_response
+from .chat_encoder import ChatEncoder
+from .chunks import Usage
+from .encoding import Encoder
+from .events import ReplyEvents
+from .failures import upstream_error_response
 from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
 from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
-__all__ = ["ServeConfig", "create_app"]
+__all__ = ["ReadRequest", "ServeConfig", "ServerInfo", "Wire", "answer", "create_app"]
 
 _log = logging.getLogger("autoparser.serve")
 T = TypeVar("T")
@@ -134,11 +136,21 @@ class _Server:
         self.cpu_large = anyio.CapacityLimiter(1)
         self.replying = 0  # requests being prepared or answered now (full garbage collections wait for none)
         self.limits = RequestLimits(config.max_body_bytes, config.max_tools, config.max_json_depth, config.body_timeout)
+        self.info = ServerInfo(self.model, self.template_vars, self.limits.max_tools)
         self.grammar_fields = grammar_fields(self.upstream)
 
 
 def _error(err: APIError) -> JSONResponse:
     return JSONResponse(err.body(), status_code=err.status)
+
+
+@dataclass(frozen=True)
+class Wire:
+    """How one request's reply is written: its protocol's encoder, and the error reply for an upstream that refused
+    before the reply began."""
+
+    encoder: Encoder
+    refused: Callable[[UpstreamError], Response]
 
 
 class _Disconnected(Exception):
@@ -172,10 +184,10 @@ async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) 
 
 
 class _CompleteReply(Response):
-    """A non-streamed reply: the upstream's whole text, parsed at once."""
+    """A non-streamed reply: the upstream's whole text, parsed at once, written by the request's encoder."""
 
-    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest) -> None:
-        self.server, self.params, self.request = server, params, request
+    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
+        self.server, self.params, self.request, self.wire = server, params, request, wire
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.server.replying += 1
@@ -192,7 +204,7 @@ class _CompleteReply(Response):
             return
         except UpstreamError as err:
             _log.warning("%s", err.message)
-            await upstream_error_response(err)(scope, receive, send)
+            await self.wire.refused(err)(scope, receive, send)
             return
         if len(piece.text) <= SMALL_REPLY:  # a fraction of a millisecond: cheaper here than a thread's round trip
             message = self.params.parse(piece.text)
@@ -200,16 +212,15 @@ class _CompleteReply(Response):
             limiter = self.server.cpu_large if len(piece.text) > LARGE_REQUEST else self.server.cpu
             message = await anyio.to_thread.run_sync(self.params.parse, piece.text, limiter=limiter)
         observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
-        reply = Reply(self.server.model, self.server.reasoning_field)
-        body = completion(reply, message, piece.finish, piece.usage, self.params.warnings)
+        body = self.wire.encoder.whole(message, piece.finish, piece.usage)
         await JSONResponse(body)(scope, receive, send)
 
 
 class _StreamedReply(Response):
-    """A streamed reply: server-sent ``chat.completion.chunk`` events, then ``data: [DONE]``."""
+    """A streamed reply: the request's encoder writes the reply's events (:mod:`.events`) as server-sent events."""
 
-    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest) -> None:
-        self.server, self.params, self.request = server, params, request
+    def __init__(self, server: _Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
+        self.server, self.params, self.request, self.wire = server, params, request, wire
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.server.replying += 1
@@ -224,9 +235,9 @@ class _StreamedReply(Response):
             pieces = await _until_disconnect(receive, lambda: upstream.stream(self.params, self.request))
         except _Disconnected:
             return
-        except UpstreamError as err:  # refused before the reply began: an HTTP error, as OpenAI's API answers
+        except UpstreamError as err:  # refused before the reply began: an HTTP error, as the protocols answer
             _log.warning("%s", err.message)
-            await upstream_error_response(err)(scope, receive, send)
+            await self.wire.refused(err)(scope, receive, send)
             return
         self.seen = observation(scope)
         try:
@@ -238,15 +249,11 @@ class _StreamedReply(Response):
                 await pieces.aclose()
 
     async def _relay(self, pieces: PieceStream, send: Send) -> None:
-        params, request = self.params, self.request
-        reply = Reply(self.server.model, self.server.reasoning_field)
-        usage_field = request.include_usage
+        encoder = self.wire.encoder
 
         async def send_bytes(body: bytes) -> None:
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-
-        async def emit(data: dict[str, Any]) -> None:
-            await send_bytes(sse(data))
+            if body:
+                await send({"type": "http.response.body", "body": body, "more_body": True})
 
         await send(
             {
@@ -259,50 +266,53 @@ class _StreamedReply(Response):
                 ],
             }
         )
-        await emit(reply.chunk({"role": "assistant", "content": ""}, with_usage_field=usage_field))
-        parser = params.stream()
+        await send_bytes(encoder.start())
+        parser = self.params.stream()
+        events = ReplyEvents()
         finish: str | None = None
         usage: Usage | None = None
         failure: UpstreamError | None = None
         try:
-            # What one read of the upstream brought is parsed and sent at once: one event and one write per read
-            # (the direct reader's reads take all the connection holds: a burst is one read)
+            # What one read of the upstream brought is parsed and sent at once: one write per read (the direct
+            # reader's reads take all the connection holds: a burst is one read)
             async for batch in pieces.batches():
                 text = "".join(piece.text for piece in batch)
                 if text:
-                    delta = merge_deltas(parser.feed(text)).to_openai()
-                    if delta:
-                        await send_bytes(reply.delta_event(delta, usage_field))
+                    await send_bytes(encoder.events(events.feed(parser.feed(text))))
                 for piece in batch:
                     finish = piece.finish or finish
                     usage = piece.usage or usage
         except UpstreamError as err:
             failure = err
-        last = merge_deltas(parser.finish()).to_openai()  # what the parser held back: nothing is lost
+        last = events.end(None if failure else finish, usage, parser.finish())  # nothing held back is lost
         message = parser.message
-        self.seen.reply(usage, message.warnings, params.warnings)
-        found = warnings_field(message.warnings, params.warnings)
-        if found:
-            last["autoparser_warnings"] = found
+        self.seen.reply(usage, message.warnings, self.params.warnings)
         if failure is not None:
             _log.warning("%s", failure.message)
-            if last:
-                await emit(reply.chunk(last, with_usage_field=usage_field))
-            await emit(upstream_error_event(failure))
             self.seen.error("upstream_error")
-        else:
-            await emit(reply.chunk(last, finish_reason(finish, bool(message.tool_calls)), with_usage_field=usage_field))
-            if usage_field:
-                await emit(reply.usage_chunk(usage or Usage()))
-            await send({"type": "http.response.body", "body": DONE, "more_body": True})
+        await send_bytes(encoder.end(last, failure))
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _prepare(server: _Server, raw: bytes) -> tuple[ChatRequest, ChatParams]:
+# What reads a request body (parsed JSON, within the limits) into a ChatRequest: the chat endpoint's
+# parse_chat_request, or another protocol's translation (raising APIError naming its own fields)
+ReadRequest = Callable[[Any, "ServerInfo"], ChatRequest]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a protocol's request reader may need to know of the server."""
+
+    model: str
+    template_vars: frozenset[str]
+    max_tools: int
+
+
+def _prepare(server: _Server, raw: bytes, read: ReadRequest) -> tuple[ChatRequest, ChatParams]:
     """The request's body read into the prompt and the parser: all of the request's CPU work (JSON, validation,
     rendering, the parser and the grammar), run in a worker thread so that no request stalls another's stream."""
     body = parse_json(raw, server.limits)
-    chat = parse_chat_request(body, server.template_vars, max_tools=server.limits.max_tools, model=server.model)
+    chat = read(body, server.info)
     params = apply_request(server.template, chat)
     build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
     # What reading the reply needs and makes on first use, made here rather than on the event loop (the scan for
@@ -311,21 +321,44 @@ def _prepare(server: _Server, raw: bytes) -> tuple[ChatRequest, ChatParams]:
     return chat, params
 
 
-async def chat_completions(request: Request) -> Response:
+def _read_chat(body: Any, info: ServerInfo) -> ChatRequest:
+    return parse_chat_request(body, info.template_vars, max_tools=info.max_tools, model=info.model)
+
+
+async def answer(
+    request: Request,
+    read: ReadRequest,
+    wire: Callable[[ChatRequest, ChatParams], Wire],
+    error: Callable[[APIError], Response] | None = None,
+) -> Response:
+    """A completion endpoint of any protocol: the body read (``read``: into a ChatRequest, in a worker thread, with
+    the rendering, the parser and the grammar), the upstream asked, the reply written by ``wire``'s encoder,
+    streamed or not (``ChatRequest.stream``). A request error is answered by ``error`` (OpenAI's shape by default)."""
     server: _Server = request.app.state.autoparser
     try:
         raw = await read_body(request, server.limits)
         server.replying += 1
         try:
             limiter = server.cpu_large if len(raw) > LARGE_REQUEST else server.cpu
-            chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, limiter=limiter)
+            chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, read, limiter=limiter)
         finally:
             server.replying -= 1
     except APIError as err:
-        return _error(err)
+        return (error or _error)(err)
+    reply = wire(chat, params)
     if chat.stream:
-        return _StreamedReply(server, params, chat)
-    return _CompleteReply(server, params, chat)
+        return _StreamedReply(server, params, chat, reply)
+    return _CompleteReply(server, params, chat, reply)
+
+
+async def chat_completions(request: Request) -> Response:
+    server: _Server = request.app.state.autoparser
+
+    def wire(chat: ChatRequest, params: ChatParams) -> Wire:
+        encoder = ChatEncoder(server.model, server.reasoning_field, chat.include_usage, params.warnings)
+        return Wire(encoder, upstream_error_response)
+
+    return await answer(request, _read_chat, wire)
 
 
 async def models(request: Request) -> Response:
