@@ -1,6 +1,7 @@
-"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``GET /v1/models``, ``GET /health`` (and
-``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`), behind :mod:`.access` (request ids, timing,
-the access log, replies scrubbed of secrets) and :mod:`.security` (Host, API key, media type; CORS where asked).
+"""The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``POST /v1/responses`` (:mod:`.responses`),
+``GET /v1/models``, ``GET /health`` (and ``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`),
+behind :mod:`.access` (request ids, timing, the access log, replies scrubbed of secrets) and :mod:`.security` (Host,
+API key, media type; CORS where asked).
 
 A request is validated (:mod:`.protocol`), rendered with ``ChatTemplate.apply``, sent to the upstream
 (:mod:`.upstream`) and its reply read back with the request's own parser: ``params.parse()`` for a whole reply,
@@ -399,6 +400,8 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
         timeout = httpx2.Timeout(connect=30.0, read=config.upstream_timeout, write=60.0, pool=None)
         limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
         client = httpx2.AsyncClient(timeout=timeout, limits=limits)
+    from .responses import create_response  # (imported here: it builds on this module's answer())
+
     server = _Server(template, config, client)
     metrics = Metrics()
     # Outermost first: every reply gets its request id and is counted, refused ones too; CORS answers a browser's
@@ -434,6 +437,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", create_response, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/health/live", live, methods=["GET"]),

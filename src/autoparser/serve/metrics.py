@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 # The endpoints counted by name; any other path is "other" (a label per path sent would grow without bound)
-ENDPOINTS = ("/v1/chat/completions", "/v1/models", "/health", "/health/live", "/metrics")
+ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models", "/health", "/health/live", "/metrics")
 _SCOPE_KEY = "autoparser.observation"
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 _FIRST_TOKEN = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
