@@ -413,6 +413,7 @@ def test_reasoning_effort_reaches_the_template(client: Any, double: UpstreamDoub
 
 
 NUMBER = {"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]}
+TEXT = {"type": "input_text", "text": "What is it?"}
 IMAGE = {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}
 BAD_SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "pattern": "(?=x)"}}}
 INVALID = [
@@ -467,7 +468,7 @@ INVALID = [
         "text.format.schema.properties.city.pattern",
     ),
     (
-        {"input": [{"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text"}, IMAGE]}]},
+        {"input": [{"type": "function_call_output", "call_id": "c", "output": [TEXT, IMAGE]}]},
         "input[0].output[1]",
     ),
 ]
