@@ -336,7 +336,7 @@ def test_a_reply_cut_off_by_the_token_limit_is_incomplete(client: Any, http: Any
 
 
 @pytest.mark.parametrize("failure", ["drop", "event"])
-def test_an_upstream_failing_mid_stream(failure: str, http: httpx2.Client, double: UpstreamDouble) -> None:
+def test_an_upstream_failing_mid_stream(failure: str, http: Any, client: Any, double: UpstreamDouble) -> None:
     """What was written is sent, then ``response.failed`` with the text so far (the item it broke off in
     ``incomplete``) and an error; the client's accumulator gets the failed response."""
     key = f"mid-{failure}"
@@ -349,6 +349,12 @@ def test_an_upstream_failing_mid_stream(failure: str, http: httpx2.Client, doubl
     assert failed.status == "failed" and failed.error.code == "server_error" and failed.error.message
     assert [(i.type, i.status, i.content[0].text) for i in failed.output] == [("message", "incomplete", "Sunny and")]
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Sunny and"
+    assert failed.error.type == ("upstream_broken" if failure == "drop" else "upstream_error")
+    with client(QWEN).responses.stream(**_ask(key)) as stream:
+        last = list(stream)[-1]
+        with pytest.raises(RuntimeError, match=r"response\.completed"):
+            stream.get_final_response()
+    assert last.type == "response.failed" and last.response.output[0].content[0].text == "Sunny and"
 
 
 def test_an_upstream_refusing_before_the_reply(client: Any, double: UpstreamDouble) -> None:
@@ -524,3 +530,16 @@ def test_metrics_count_the_endpoint(client: Any, http: httpx2.Client) -> None:
     client(QWEN).responses.create(**_ask("metrics"))
     text = http.get("../metrics").text
     assert 'autoparser_requests_total{endpoint="/v1/responses",status="200"}' in text
+
+
+def test_usage_through_an_openai_style_upstream(client: Any, double: UpstreamDouble) -> None:
+    """The engine is asked for usage on a stream too: the streamed response has the whole one's."""
+    double.script("openai-usage", Script(["</think>", "\n\n", "Sunny", "."], prompt_tokens=5))
+    api = client(QWEN, "openai")
+    whole = api.responses.create(**_ask("openai-usage"))
+    with api.responses.stream(**_ask("openai-usage")) as stream:
+        final = stream.get_final_response()
+    assert whole.usage is not None and (whole.usage.input_tokens, whole.usage.output_tokens) == (5, 4)
+    assert final.usage == whole.usage and final.output_text == whole.output_text == "Sunny."
+    sent = double.bodies("openai-usage", "/v1/completions")
+    assert sent[-1]["stream_options"] == {"include_usage": True}
