@@ -48,6 +48,7 @@ from .failures import upstream_error_response
 from .health import HealthProbe, health, live
 from .metrics import Metrics, metrics_endpoint, observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar, parse_chat_request
+from .responses import ResponsesEncoder, Translation, read_responses_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
 from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
@@ -362,6 +363,28 @@ async def chat_completions(request: Request) -> Response:
     return await answer(request, _read_chat, wire)
 
 
+async def responses(request: Request) -> Response:
+    """OpenAI's Responses API (:mod:`.responses`): the body translated into the equivalent chat request, its reply
+    written as a ``response``. What is refused after the translation (the rendering, the template, the grammar
+    check the chat request) is renamed to the Responses fields with what the translation recorded."""
+    server: _Server = request.app.state.autoparser
+    read: list[Translation] = []  # what this request's body was read into (in the worker thread)
+
+    def translate(body: Any, info: ServerInfo) -> ChatRequest:
+        made = read_responses_request(body, info.template_vars, max_tools=info.max_tools, model=info.model)
+        read.append(made)
+        return made.chat
+
+    def wire(chat: ChatRequest, params: ChatParams) -> Wire:
+        encoder = ResponsesEncoder(server.model, read[0].echo, (*read[0].notes, *params.warnings))
+        return Wire(encoder, upstream_error_response)
+
+    def error(err: APIError) -> Response:
+        return _error(read[0].names.error(err) if read else err)
+
+    return await answer(request, translate, wire, error)
+
+
 async def models(request: Request) -> Response:
     server: _Server = request.app.state.autoparser
     model = {"id": server.model, "object": "model", "created": server.created, "owned_by": "autoparser"}
@@ -400,8 +423,6 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
         timeout = httpx2.Timeout(connect=30.0, read=config.upstream_timeout, write=60.0, pool=None)
         limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
         client = httpx2.AsyncClient(timeout=timeout, limits=limits)
-    from .responses import create_response  # (imported here: it builds on this module's answer())
-
     server = _Server(template, config, client)
     metrics = Metrics()
     # Outermost first: every reply gets its request id and is counted, refused ones too; CORS answers a browser's
@@ -437,7 +458,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-            Route("/v1/responses", create_response, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/health/live", live, methods=["GET"]),
