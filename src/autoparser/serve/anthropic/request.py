@@ -376,10 +376,12 @@ def _tools(value: object) -> list[dict[str, Any]]:
             )
         name = _required(tool, "name", f"{where}.name", (str,), "a string")
         schema = _required(tool, "input_schema", f"{where}.input_schema", (dict,), "an object (a JSON Schema)")
-        function: dict[str, Any] = {"name": name, "parameters": schema}
+        # in OpenAI's order: a template that prints the tools as JSON prints what a chat client would have sent
+        function: dict[str, Any] = {"name": name}
         description = _typed(tool.get("description"), f"{where}.description", (str,), "a string")
         if description is not None:
             function["description"] = description
+        function["parameters"] = schema
         out.append({"type": "function", "function": function})
     return out
 
