@@ -28,6 +28,7 @@ from tests.support.ids import ID_SHAPES
 from tests.support.outputs import markers, outputs
 from tests.support.sample import sampled
 
+from .apps import serving
 from .double import Script, UpstreamDouble, tokens
 from .helpers import library_params, output_request
 
@@ -490,3 +491,259 @@ def test_count_tokens_without_a_tokenizer_is_a_501(messages_client: Any, base_ur
     assert caught.value.status_code == 501 and caught.value.type == "api_error"
     assert "tokenizer" in caught.value.message
     assert caught.value.response.headers["x-should-retry"] == "false"
+
+
+# --- errors --------------------------------------------------------------------------------------------------------
+
+
+def _anthropic_error(response: httpx2.Response) -> dict[str, Any]:
+    body = response.json()
+    assert set(body) == {"type", "error"} and body["type"] == "error" and set(body["error"]) == {"type", "message"}
+    return body["error"]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "status", "kind"),
+    [
+        (400, 400, "invalid_request_error"),
+        (404, 404, "not_found_error"),
+        (429, 429, "rate_limit_error"),
+        (500, 502, "api_error"),
+        (503, 503, "overloaded_error"),
+    ],
+)
+def test_an_upstream_refusal_keeps_its_meaning(
+    upstream: int, status: int, kind: str, base_url: Any, double: UpstreamDouble
+) -> None:
+    key = f"refused-{upstream}"
+    double.script(key, Script(status=upstream, error=f"engine refusal {upstream}", headers={"Retry-After": "7"}))
+    for stream in (False, True):
+        response = httpx2.post(
+            base_url(QWEN).removesuffix("/v1") + "/v1/messages", json=_ask(key, stream=stream), timeout=30
+        )
+        assert response.status_code == status, (stream, response.text)
+        error = _anthropic_error(response)
+        assert error["type"] == kind and f"engine refusal {upstream}" in error["message"]
+        assert (response.headers.get("retry-after") == "7") is (status in (429, 503))
+
+
+def test_the_anthropic_client_reads_refusals(messages_client: Any, double: UpstreamDouble) -> None:
+    double.script("limited", Script(status=429, error="too many requests"))
+    with pytest.raises(anthropic.RateLimitError, match="too many requests") as caught:
+        messages_client(QWEN).messages.create(**_ask("limited"))
+    assert caught.value.type == "rate_limit_error"
+
+
+@pytest.mark.parametrize("failure", ["event", "drop", "truncate"])
+def test_an_upstream_failing_mid_stream_ends_it_with_an_error_event(
+    failure: str, messages_client: Any, base_url: Any, double: UpstreamDouble
+) -> None:
+    key = f"broken-{failure}"
+    pieces = tokens("</think>\n\nSome words")
+    double.script(key, Script([*pieces, "more"], fail_after=len(pieces), failure=failure, error="engine fell over"))
+    response = httpx2.post(base_url(QWEN).removesuffix("/v1") + "/v1/messages", json=_ask(key, stream=True))
+    events = _sse(response)
+    assert response.status_code == 200 and [n for n, _ in events][-3:] == [
+        "content_block_delta",
+        "content_block_stop",
+        "error",
+    ]
+    data = events[-1][1]
+    assert data["type"] == "error" and data["error"]["type"] == "api_error"
+    assert failure != "event" or "engine fell over" in data["error"]["message"]
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,
+        messages_client(QWEN).messages.stream(**_ask(key)) as stream,
+    ):
+        stream.get_final_message()
+    assert caught.value.type == "api_error"
+
+
+INVALID = [
+    ({"max_tokens": None}, "max_tokens"),
+    ({"max_tokens": 0}, "max_tokens"),
+    ({"max_tokens": "many"}, "max_tokens"),
+    ({"model": None}, "model"),
+    ({"messages": None}, "messages"),
+    ({"messages": []}, "messages"),
+    ({"messages": [{"role": "system", "content": "x"}]}, "messages.0.role"),
+    ({"messages": [{"role": "user", "content": 5}]}, "messages.0.content"),
+    ({"messages": [{"role": "user", "content": ["text"]}]}, "messages.0.content.0"),
+    ({"messages": [{"role": "user", "content": [{"text": "x"}]}]}, "messages.0.content.0.type"),
+    ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "messages.0.content.0.text"),
+    ({"messages": [{"role": "user", "content": [{"type": "video"}]}]}, "messages.0.content.0.type"),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]},
+        "messages.0.content.0.type",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "get_weather"}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
+            ]
+        },
+        "messages.1.content.0.input",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "{}"}]},
+            ]
+        },
+        "messages.1.content.0.input",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]},
+        "messages.0.content.0.tool_use_id",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 5}]}]},
+        "messages.0.content.0.content",
+    ),
+    (
+        {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "thinking"}]}]},
+        "messages.1.content.0.thinking",
+    ),
+    ({"system": 5}, "system"),
+    ({"system": [{"type": "image"}]}, "system.0.type"),
+    ({"temperature": 1.5}, "temperature"),
+    ({"top_p": -1}, "top_p"),
+    ({"top_k": 1.5}, "top_k"),
+    ({"stop_sequences": [1]}, "stop_sequences"),
+    ({"stop_sequences": "STOP"}, "stop_sequences"),
+    ({"stream": "yes"}, "stream"),
+    ({"metadata": {"user_id": 5}}, "metadata.user_id"),
+    ({"tools": {}}, "tools"),
+    ({"tools": ["f"]}, "tools.0"),
+    ({"tools": [{"name": "f"}]}, "tools.0.input_schema"),
+    ({"tools": [{"input_schema": {"type": "object"}}]}, "tools.0.name"),
+    ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools.0.type"),
+    (
+        {"tools": [{"name": "f", "input_schema": {"type": "object", "properties": {"a": {"type": "strange"}}}}]},
+        "tools.0.input_schema.properties.a.type",
+    ),
+    ({"tools": [WEATHER, WEATHER]}, "tools.1.name"),
+    ({"tools": [WEATHER], "tool_choice": "auto"}, "tool_choice"),
+    ({"tools": [WEATHER], "tool_choice": {"type": "sometimes"}}, "tool_choice.type"),
+    ({"tools": [WEATHER], "tool_choice": {"type": "tool", "name": "other"}}, "tool_choice.name"),
+    ({"tools": [WEATHER], "tool_choice": {"type": "tool"}}, "tool_choice.name"),
+    (
+        {"tools": [WEATHER], "tool_choice": {"type": "any", "disable_parallel_tool_use": "yes"}},
+        "tool_choice.disable_parallel_tool_use",
+    ),
+    ({"tool_choice": {"type": "any"}}, "tool_choice"),
+    ({"thinking": {"type": "on"}}, "thinking.type"),
+    ({"thinking": {"type": "enabled"}}, "thinking.budget_tokens"),
+    ({"thinking": {"type": "enabled", "budget_tokens": "lots"}}, "thinking.budget_tokens"),
+    ({"output_config": {"effort": "extreme"}}, "output_config.effort"),
+    ({"output_config": {"format": {"type": "json_schema", "schema": []}}}, "output_config.format.schema"),
+    ({"output_config": {"format": {"type": "yaml"}}}, "output_config.format.type"),
+    (
+        {"output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "required": 5}}}},
+        "output_config.format.schema.required",
+    ),
+    ({"mcp_servers": [{"type": "url", "url": "https://example.com", "name": "x"}]}, "mcp_servers"),
+    (
+        {
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "get_weather", "input": {}}]},
+            ],
+            "tools": [WEATHER],
+        },
+        "messages.1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "path"), INVALID, ids=[p for _, p in INVALID])
+def test_invalid_requests_are_a_400_naming_the_field(
+    fields: dict, path: str, base_url: Any, double: UpstreamDouble
+) -> None:
+    key = f"invalid-{path}"
+    body = {k: v for k, v in {**_ask(key), **fields}.items() if v is not None}
+    response = httpx2.post(base_url(QWEN).removesuffix("/v1") + "/v1/messages", json=body, timeout=30)
+    assert response.status_code == 400, response.text
+    error = _anthropic_error(response)
+    assert error["type"] == "invalid_request_error" and error["message"].startswith(f"{path}: "), error
+    assert not double.bodies(key)
+
+
+def test_what_the_client_sees_of_a_bad_request(messages_client: Any) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        messages_client(QWEN).messages.create(
+            **_ask(
+                "bad-image",
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "What is it?"},
+                            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                        ],
+                    }
+                ],
+            )
+        )
+    assert caught.value.type == "invalid_request_error"
+    assert caught.value.api_message.startswith("messages.0.content.1: image blocks are not supported")
+
+
+def test_other_refusals_in_anthropics_shape(base_url: Any) -> None:
+    root = base_url(QWEN).removesuffix("/v1")
+    other = httpx2.post(root + "/v1/messages", json=_ask("other-model", model="claude-sonnet-4-5"), timeout=30)
+    assert other.status_code == 404 and _anthropic_error(other)["type"] == "not_found_error"
+    assert "claude-sonnet-4-5" in _anthropic_error(other)["message"]
+    broken = httpx2.post(root + "/v1/messages", content=b"{not json", headers={"content-type": "application/json"})
+    assert broken.status_code == 400 and _anthropic_error(broken)["type"] == "invalid_request_error"
+    template = httpx2.post(
+        base_url("google-gemma-2-2b-it").removesuffix("/v1") + "/v1/messages",
+        json=_ask("gemma", model="google-gemma-2-2b-it", system="Be brief."),
+        timeout=30,
+    )
+    assert template.status_code == 400
+    assert _anthropic_error(template)["message"].startswith("messages: ") and "System role" in template.text
+    for method, path, status in [("GET", "/v1/messages", 405), ("POST", "/v1/messages/batches", 404)]:
+        response = httpx2.request(method, root + path, json={})
+        assert response.status_code == status and _anthropic_error(response)["type"] == (
+            "not_found_error" if status == 404 else "invalid_request_error"
+        )
+    metrics = httpx2.get(root + "/metrics").text
+    assert 'autoparser_errors_total{endpoint="/v1/messages",kind="not_found_error"}' in metrics
+    assert 'autoparser_requests_total{endpoint="/v1/messages",status="200"}' in metrics
+
+
+# --- auth -------------------------------------------------------------------------------------------------------------
+
+KEY = "sk-client-Zq8"
+
+
+def test_the_key_as_x_api_key_or_bearer(double: UpstreamDouble) -> None:
+    """With --api-key, Anthropic's client (x-api-key) and a bearer token are both served; without the key, or with
+    another, a 401 in Anthropic's shape on the Messages paths (in OpenAI's elsewhere, where x-api-key works too)."""
+    double.script("keyed", Script(["</think>", "\n\n", "Hi"]))
+    with serving(double.url, api_key=KEY) as (url, _):  # type: ignore[attr-defined]
+        body = _ask("keyed")
+        keyed = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
+        assert _read(keyed.messages.create(**body))[1] == "Hi"
+        bearer = anthropic.Anthropic(base_url=url, auth_token=KEY, max_retries=0)
+        assert _read(bearer.messages.create(**body))[1] == "Hi"
+        with pytest.raises(anthropic.AuthenticationError) as caught:
+            anthropic.Anthropic(base_url=url, api_key="sk-other", max_retries=0).messages.create(**body)
+        assert caught.value.type == "authentication_error"
+        for headers in ({}, {"x-api-key": KEY + "x"}, {"authorization": f"Basic {KEY}"}):
+            for path in ("/v1/messages", "/v1/messages/count_tokens"):
+                refused = httpx2.post(url + path, json=body, headers=headers)
+                assert refused.status_code == 401 and _anthropic_error(refused)["type"] == "authentication_error"
+        chat = {"model": QWEN, "messages": body["messages"]}
+        assert httpx2.post(url + "/v1/chat/completions", json=chat, headers={"x-api-key": KEY}).status_code == 200
+        refused = httpx2.post(url + "/v1/chat/completions", json=chat)
+        assert refused.status_code == 401 and set(refused.json()) == {"error"}
+        media = httpx2.post(
+            url + "/v1/messages", content=b"{}", headers={"x-api-key": KEY, "content-type": "text/plain"}
+        )
+        assert media.status_code == 415 and _anthropic_error(media)["type"] == "invalid_request_error"
+    assert len(double.bodies("keyed")) == 3

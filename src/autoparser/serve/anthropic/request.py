@@ -129,12 +129,11 @@ class Translation:
         return _CHAT_FIELDS.get(param, param)
 
     def translated(self, err: APIError) -> APIError:
-        """``err`` naming the Anthropic field rather than the chat request's."""
+        """``err`` naming the Anthropic field (first in its message, as every 400 here does) rather than the chat
+        request's."""
         if err.param is None:
             return err
         path = self.path(err.param)
-        if path == err.param:
-            return err
         message = err.message.removeprefix(f"{err.param}: ")
         return APIError(err.status, f"{path}: {message}", param=path, code=err.code, type=err.type)
 
