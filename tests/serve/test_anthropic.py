@@ -24,6 +24,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from autoparser import ChatTemplate
 from autoparser.message import ChatMessage
 from autoparser.serve.anthropic.ids import model_id, wire_id
+from autoparser.serve.anthropic.signatures import Signer
 from tests.support.ids import ID_SHAPES
 from tests.support.outputs import markers, outputs
 from tests.support.sample import sampled
@@ -84,6 +85,17 @@ def _tool(function: dict[str, Any]) -> dict[str, Any]:
     if "description" in function:
         tool["description"] = function["description"]
     return tool
+
+
+def _as_param(message: Message) -> dict[str, Any]:
+    """A reply as the next request's assistant message (what ``Message.to_param()`` gives in newer clients)."""
+    return {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
+
+
+def _error_of(err: anthropic.APIStatusError) -> dict[str, Any]:
+    """The ``error`` object of an error the client raised (its body is Anthropic's error shape)."""
+    assert isinstance(err.body, dict) and err.body["type"] == "error", err.body
+    return err.body["error"]
 
 
 def _read(message: Message) -> tuple[str, str, list[tuple[str, Any, str]]]:
@@ -285,7 +297,7 @@ def _second_turn(
     results = [{"type": "tool_result", "tool_use_id": c.id, "content": f"21 C, sunny [{key}-result]"} for c in calls]
     double.script(f"{key}-result", Script(["</think>", "\n\n", "Sunny", "."]))
     body = _ask(key, model=template, tools=[WEATHER], thinking=THINKING)
-    body["messages"] += [first.to_param(), {"role": "user", "content": results}]
+    body["messages"] += [_as_param(first), {"role": "user", "content": results}]
     if stream:
         with api.messages.stream(**body) as running:
             reply = running.get_final_message()
@@ -455,7 +467,7 @@ def test_tool_choice_and_thinking_render_as_their_chat_equivalents(
     api = messages_client("Qwen-Qwen3-0.6B")
     for i, (fields, chat_fields) in enumerate(cases):
         key = f"choice-{i}"
-        api.messages.create(**_ask(key, model="Qwen-Qwen3-0.6B", tools=[WEATHER, other]), **fields)
+        api.messages.create(**_ask(key, model="Qwen-Qwen3-0.6B", tools=[WEATHER, other]), extra_body=fields)
         sent = double.bodies(key)[-1]
         chat = {
             "messages": [{"role": "user", "content": f"Weather in Paris? [{key}]"}],
@@ -488,8 +500,8 @@ def test_count_tokens_without_a_tokenizer_is_a_501(messages_client: Any, base_ur
         messages_client(QWEN, "openai").messages.count_tokens(
             **{k: v for k, v in _ask("nocount").items() if k != "max_tokens"}
         )
-    assert caught.value.status_code == 501 and caught.value.type == "api_error"
-    assert "tokenizer" in caught.value.message
+    assert caught.value.status_code == 501 and _error_of(caught.value)["type"] == "api_error"
+    assert "tokenizer" in _error_of(caught.value)["message"]
     assert caught.value.response.headers["x-should-retry"] == "false"
 
 
@@ -531,7 +543,7 @@ def test_the_anthropic_client_reads_refusals(messages_client: Any, double: Upstr
     double.script("limited", Script(status=429, error="too many requests"))
     with pytest.raises(anthropic.RateLimitError, match="too many requests") as caught:
         messages_client(QWEN).messages.create(**_ask("limited"))
-    assert caught.value.type == "rate_limit_error"
+    assert _error_of(caught.value)["type"] == "rate_limit_error"
 
 
 @pytest.mark.parametrize("failure", ["event", "drop", "truncate"])
@@ -556,7 +568,7 @@ def test_an_upstream_failing_mid_stream_ends_it_with_an_error_event(
         messages_client(QWEN).messages.stream(**_ask(key)) as stream,
     ):
         stream.get_final_message()
-    assert caught.value.type == "api_error"
+    assert _error_of(caught.value)["type"] == "api_error"
 
 
 INVALID = [
@@ -688,8 +700,8 @@ def test_what_the_client_sees_of_a_bad_request(messages_client: Any) -> None:
                 ],
             )
         )
-    assert caught.value.type == "invalid_request_error"
-    assert caught.value.api_message.startswith("messages.0.content.1: image blocks are not supported")
+    assert _error_of(caught.value)["type"] == "invalid_request_error"
+    assert _error_of(caught.value)["message"].startswith("messages.0.content.1: image blocks are not supported")
 
 
 def test_other_refusals_in_anthropics_shape(base_url: Any) -> None:
@@ -716,34 +728,71 @@ def test_other_refusals_in_anthropics_shape(base_url: Any) -> None:
     assert 'autoparser_requests_total{endpoint="/v1/messages",status="200"}' in metrics
 
 
-# --- auth -------------------------------------------------------------------------------------------------------------
+# --- auth and the signature key ---------------------------------------------------------------------------------------
 
 KEY = "sk-client-Zq8"
+SIGNATURE_KEY = "k-shared"
 
 
-def test_the_key_as_x_api_key_or_bearer(double: UpstreamDouble) -> None:
+@pytest.fixture(scope="module")
+def keyed(double: UpstreamDouble) -> Any:
+    """A server of its own, with a client API key and a signature key."""
+    with serving(double.url, api_key=KEY, signature_key=SIGNATURE_KEY) as (url, _):  # type: ignore[attr-defined]
+        yield url
+
+
+def test_the_key_as_x_api_key_or_bearer(keyed: str, double: UpstreamDouble) -> None:
     """With --api-key, Anthropic's client (x-api-key) and a bearer token are both served; without the key, or with
     another, a 401 in Anthropic's shape on the Messages paths (in OpenAI's elsewhere, where x-api-key works too)."""
     double.script("keyed", Script(["</think>", "\n\n", "Hi"]))
-    with serving(double.url, api_key=KEY) as (url, _):  # type: ignore[attr-defined]
-        body = _ask("keyed")
-        keyed = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
-        assert _read(keyed.messages.create(**body))[1] == "Hi"
-        bearer = anthropic.Anthropic(base_url=url, auth_token=KEY, max_retries=0)
-        assert _read(bearer.messages.create(**body))[1] == "Hi"
-        with pytest.raises(anthropic.AuthenticationError) as caught:
-            anthropic.Anthropic(base_url=url, api_key="sk-other", max_retries=0).messages.create(**body)
-        assert caught.value.type == "authentication_error"
-        for headers in ({}, {"x-api-key": KEY + "x"}, {"authorization": f"Basic {KEY}"}):
-            for path in ("/v1/messages", "/v1/messages/count_tokens"):
-                refused = httpx2.post(url + path, json=body, headers=headers)
-                assert refused.status_code == 401 and _anthropic_error(refused)["type"] == "authentication_error"
-        chat = {"model": QWEN, "messages": body["messages"]}
-        assert httpx2.post(url + "/v1/chat/completions", json=chat, headers={"x-api-key": KEY}).status_code == 200
-        refused = httpx2.post(url + "/v1/chat/completions", json=chat)
-        assert refused.status_code == 401 and set(refused.json()) == {"error"}
-        media = httpx2.post(
-            url + "/v1/messages", content=b"{}", headers={"x-api-key": KEY, "content-type": "text/plain"}
-        )
-        assert media.status_code == 415 and _anthropic_error(media)["type"] == "invalid_request_error"
+    body = _ask("keyed")
+    client = anthropic.Anthropic(base_url=keyed, api_key=KEY, max_retries=0)
+    assert _read(client.messages.create(**body))[1] == "Hi"
+    bearer = anthropic.Anthropic(base_url=keyed, auth_token=KEY, max_retries=0)
+    assert _read(bearer.messages.create(**body))[1] == "Hi"
+    with pytest.raises(anthropic.AuthenticationError) as caught:
+        anthropic.Anthropic(base_url=keyed, api_key="sk-other", max_retries=0).messages.create(**body)
+    assert _error_of(caught.value)["type"] == "authentication_error"
+    for headers in ({}, {"x-api-key": KEY + "x"}, {"authorization": f"Basic {KEY}"}):
+        for path in ("/v1/messages", "/v1/messages/count_tokens"):
+            refused = httpx2.post(keyed + path, json=body, headers=headers)
+            assert refused.status_code == 401 and _anthropic_error(refused)["type"] == "authentication_error"
+    chat = {"model": QWEN, "messages": body["messages"]}
+    assert httpx2.post(keyed + "/v1/chat/completions", json=chat, headers={"x-api-key": KEY}).status_code == 200
+    refused = httpx2.post(keyed + "/v1/chat/completions", json=chat)
+    assert refused.status_code == 401 and set(refused.json()) == {"error"}
+    media = httpx2.post(keyed + "/v1/messages", content=b"{}", headers={"x-api-key": KEY, "content-type": "text/plain"})
+    assert media.status_code == 415 and _anthropic_error(media)["type"] == "invalid_request_error"
     assert len(double.bodies("keyed")) == 3
+
+
+def test_signatures_are_the_keys(keyed: str, messages_client: Any, double: UpstreamDouble) -> None:
+    """A configured key signs: any server (or worker) with it verifies the signature. Without one each app draws its
+    own, and another app's signatures do not verify (the thinking is left out, with a note)."""
+    double.script("signed", Script(tokens(QWEN_REPLY, ["<tool_call>", "</think>"])))
+    client = anthropic.Anthropic(base_url=keyed, api_key=KEY, max_retries=0)
+    first = client.messages.create(**_ask("signed", tools=[WEATHER], thinking=THINKING))
+    thinking = first.content[0]
+    assert thinking.type == "thinking" and thinking.signature == Signer.of(SIGNATURE_KEY).sign(thinking.thinking)
+    reply, prompt = _second_turn(client, double, QWEN, "signed", first, stream=False)
+    assert "The user wants the weather." in prompt and not (reply.model_extra or {}).get("autoparser_warnings")
+    elsewhere = messages_client(QWEN)  # an app with a key of its own
+    reply, prompt = _second_turn(elsewhere, double, QWEN, "signed", first, stream=False)
+    assert "The user wants the weather." not in prompt and (reply.model_extra or {}).get("autoparser_warnings")
+
+
+def test_the_signature_key_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    import autoparser.serve as serve_package
+    from autoparser import cli
+
+    configs: list[Any] = []
+    make = serve_package.create_app
+    monkeypatch.setattr(serve_package, "create_app", lambda t, config: configs.append(config) or make(t, config))
+    monkeypatch.setattr(serve_package, "serve", lambda app, **options: 0)
+    arguments = ["serve", QWEN, "--upstream", "http://127.0.0.1:8080"]
+    assert cli.main([*arguments, "--signature-key", "k-cli"]) == 0
+    monkeypatch.setenv("AUTOPARSER_SIGNATURE_KEY", "k-env")
+    assert cli.main(arguments) == 0
+    monkeypatch.delenv("AUTOPARSER_SIGNATURE_KEY")
+    assert cli.main(arguments) == 0
+    assert [c.signature_key for c in configs] == ["k-cli", "k-env", None]
