@@ -763,6 +763,8 @@ def test_the_key_as_x_api_key_or_bearer(keyed: str, double: UpstreamDouble) -> N
     assert refused.status_code == 401 and set(refused.json()) == {"error"}
     media = httpx2.post(keyed + "/v1/messages", content=b"{}", headers={"x-api-key": KEY, "content-type": "text/plain"})
     assert media.status_code == 415 and _anthropic_error(media)["type"] == "invalid_request_error"
+    host = httpx2.post(keyed + "/v1/messages", json=body, headers={"x-api-key": KEY, "host": "evil.example"})
+    assert host.status_code == 400 and _anthropic_error(host)["type"] == "invalid_request_error"
     assert len(double.bodies("keyed")) == 3
 
 
