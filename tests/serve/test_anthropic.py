@@ -638,6 +638,7 @@ INVALID = [
         "tools.0.input_schema.properties.a.type",
     ),
     ({"tools": [WEATHER, WEATHER]}, "tools.1.name"),
+    ({"tools": [{**WEATHER, "name": f"tool_{i}"} for i in range(129)]}, "tools"),  # past --max-tools (128)
     ({"tools": [WEATHER], "tool_choice": "auto"}, "tool_choice"),
     ({"tools": [WEATHER], "tool_choice": {"type": "sometimes"}}, "tool_choice.type"),
     ({"tools": [WEATHER], "tool_choice": {"type": "tool", "name": "other"}}, "tool_choice.name"),

@@ -188,7 +188,8 @@ def read_messages(
         chat["continue_final_message"] = True
         chat["add_generation_prompt"] = False
     try:
-        return parse_chat_request({k: v for k, v in chat.items() if v is not None}, info.template_vars)
+        chat = {k: v for k, v in chat.items() if v is not None}
+        return parse_chat_request(chat, info.template_vars, max_tools=info.max_tools)
     except APIError as err:
         raise seen.translated(err) from None
 
