@@ -705,8 +705,10 @@ def test_what_the_client_sees_of_a_bad_request(messages_client: Any) -> None:
     assert _error_of(caught.value)["message"].startswith("messages.0.content.1: image blocks are not supported")
 
 
-def test_other_refusals_in_anthropics_shape(base_url: Any) -> None:
+def test_other_refusals_in_anthropics_shape(base_url: Any, double: UpstreamDouble) -> None:
     root = base_url(QWEN).removesuffix("/v1")
+    double.script("counted", Script(["</think>", "\n\n", "Hi"]))
+    assert httpx2.post(root + "/v1/messages", json=_ask("counted"), timeout=30).status_code == 200
     other = httpx2.post(root + "/v1/messages", json=_ask("other-model", model="claude-sonnet-4-5"), timeout=30)
     assert other.status_code == 404 and _anthropic_error(other)["type"] == "not_found_error"
     assert "claude-sonnet-4-5" in _anthropic_error(other)["message"]
