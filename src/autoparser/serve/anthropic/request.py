@@ -51,6 +51,14 @@ _UNSUPPORTED = {
 _THINKING = {"enabled": True, "adaptive": True, "between_tools": True, "disabled": False}
 _MEDIA = ("image", "document", "search_result", "container_upload")
 _ASSISTANT_ONLY = ("tool_use", "thinking", "redacted_thinking")
+# The Anthropic field a chat field came from, where the name differs (Translation.path)
+_CHAT_FIELDS = {
+    "stop": "stop_sequences",
+    "reasoning_effort": "output_config.effort",
+    "parallel_tool_calls": "tool_choice.disable_parallel_tool_use",
+    "chat_template_kwargs.enable_thinking": "thinking",
+    "chat_template_kwargs": "thinking",
+}
 
 
 def _invalid(path: str, message: str, status: int = 400) -> APIError:
@@ -136,15 +144,6 @@ class Translation:
         path = self.path(err.param)
         message = err.message.removeprefix(f"{err.param}: ")
         return APIError(err.status, f"{path}: {message}", param=path, code=err.code, type=err.type)
-
-
-_CHAT_FIELDS = {
-    "stop": "stop_sequences",
-    "reasoning_effort": "output_config.effort",
-    "parallel_tool_calls": "tool_choice.disable_parallel_tool_use",
-    "chat_template_kwargs.enable_thinking": "thinking",
-    "chat_template_kwargs": "thinking",
-}
 
 
 def read_messages(
