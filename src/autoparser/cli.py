@@ -177,10 +177,11 @@ _SERVE_INSTALL = "pip install 'autoparser[serve]'"
 def _serve_arguments(commands: Any) -> None:
     serve = commands.add_parser(
         "serve",
-        help="serve OpenAI chat completions (tool calls, reasoning) in front of a completion engine",
-        description="An OpenAI-compatible chat server in front of a raw completion engine: renders each request "
-        "with the template, sends the prompt and the request's grammar to the engine and parses its reply into "
-        f"reasoning, content and tool calls. Needs the serve extra: {_SERVE_INSTALL}.",
+        help="serve OpenAI chat completions and Anthropic messages (tool calls, reasoning) in front of a completion "
+        "engine",
+        description="An OpenAI-compatible chat server (and Anthropic's Messages API) in front of a raw completion "
+        "engine: renders each request with the template, sends the prompt and the request's grammar to the engine "
+        f"and parses its reply into reasoning, content and tool calls. Needs the serve extra: {_SERVE_INSTALL}.",
     )
     _template_arguments(serve)
     serve.add_argument("--upstream", required=True, metavar="URL", help="the engine's base URL (http://127.0.0.1:8080)")
@@ -277,8 +278,15 @@ def _serve_arguments(commands: Any) -> None:
         "--api-key",
         metavar="KEY",
         default=os.environ.get("AUTOPARSER_API_KEY"),
-        help="clients must send 'Authorization: Bearer KEY' (default: $AUTOPARSER_API_KEY; none: no key asked; "
-        "/health and /metrics stay open)",
+        help="clients must send 'Authorization: Bearer KEY' or 'x-api-key: KEY' (default: $AUTOPARSER_API_KEY; none: "
+        "no key asked; /health and /metrics stay open)",
+    )
+    serve.add_argument(
+        "--signature-key",
+        metavar="KEY",
+        default=os.environ.get("AUTOPARSER_SIGNATURE_KEY"),
+        help="the key of the Messages API's thinking signatures (default: $AUTOPARSER_SIGNATURE_KEY; none: a random "
+        "one per start, shared by --workers); set it for signatures that outlive a restart or span servers",
     )
     serve.add_argument(
         "--allowed-origins",
@@ -835,6 +843,7 @@ def _serve_with(args: argparse.Namespace) -> int:
         upstream_timeout=args.upstream_timeout or None,
         reasoning_field=args.reasoning_field,
         api_key=args.api_key or None,
+        signature_key=args.signature_key or None,
         allowed_origins=_names(args.allowed_origins),
         host=args.host,
         allowed_hosts=_names(args.allowed_hosts),

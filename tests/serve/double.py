@@ -64,7 +64,9 @@ class Script:
     ``pieces``: the text, one event per piece. ``finish``: ``stop`` or ``length``. ``status``: answer this HTTP
     status with ``error`` at once (no reply), with ``headers`` (``Retry-After``, say). ``fail_after``: after that
     many pieces, ``failure`` happens: ``event`` (an error event), ``drop`` (the connection closes mid-reply) or
-    ``truncate`` (the stream ends without its last event). ``delay``: seconds before each piece.
+    ``truncate`` (the stream ends without its last event). ``delay``: seconds before each piece. ``stop_word``: the
+    client's stop string the reply ended on (llama.cpp's ``stopping_word``, vLLM's ``stop_reason``; the engine
+    leaves it out of the text).
     """
 
     pieces: list[str] = field(default_factory=list)
@@ -76,6 +78,7 @@ class Script:
     failure: str = "event"
     delay: float = 0.0
     prompt_tokens: int = 11
+    stop_word: str = ""
 
 
 class _Drop(Exception):
@@ -156,8 +159,8 @@ class UpstreamDouble:
                 data.update(
                     {
                         "model": "double",
-                        "stop_type": "limit" if script.finish == "length" else "eos",
-                        "stopping_word": "",
+                        "stop_type": "limit" if script.finish == "length" else "word" if script.stop_word else "eos",
+                        "stopping_word": script.stop_word,
                         "truncated": False,
                         "timings": {},
                     }
@@ -211,12 +214,15 @@ class UpstreamDouble:
         }
 
         def chunk(text: str, finish_reason: str | None) -> dict[str, Any]:
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
+            if finish_reason is not None:
+                choice["stop_reason"] = script.stop_word or None  # vLLM's
             return {
                 "id": "cmpl-double",
                 "object": "text_completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}],
+                "choices": [choice],
             }
 
         if not body.get("stream"):

@@ -2,8 +2,8 @@
 
 The server renders each chat request with the model's template (``ChatTemplate.apply``), sends the prompt and the
 request's grammar to the engine (llama.cpp's ``/completion`` or an OpenAI-style ``/v1/completions``), and turns the
-engine's text into an OpenAI chat completion — reasoning, content and tool calls — streamed or not. See
-docs/serving.md.
+engine's text into an OpenAI chat completion — reasoning, content and tool calls — streamed or not; Anthropic's
+Messages API is served from the same template and upstream (:mod:`.anthropic`). See docs/serving.md.
 
 Needs the ``serve`` extra (``pip install 'autoparser[serve]'``: Starlette, uvicorn, httpx2); ``import autoparser``
 never imports this package.

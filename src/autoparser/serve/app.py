@@ -1,7 +1,8 @@
 """The ASGI app: ``POST /v1/chat/completions`` (streamed and not), ``POST /v1/responses`` (:mod:`.responses`),
-``GET /v1/models``, ``GET /health`` (and ``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`),
-behind :mod:`.access` (request ids, timing, the access log, replies scrubbed of secrets) and :mod:`.security` (Host,
-API key, media type; CORS where asked).
+Anthropic's ``POST /v1/messages`` and ``/v1/messages/count_tokens`` (:mod:`.anthropic`), ``GET /v1/models``,
+``GET /health`` (and ``/health/live``, :mod:`.health`), ``GET /metrics`` (:mod:`.metrics`), behind :mod:`.access`
+(request ids, timing, the access log, replies scrubbed of secrets) and :mod:`.security` (Host, API key, media type;
+CORS where asked).
 
 A request is validated (:mod:`.protocol`), rendered with ``ChatTemplate.apply``, sent to the upstream
 (:mod:`.upstream`) and its reply read back with the request's own parser: ``params.parse()`` for a whole reply,
@@ -39,6 +40,8 @@ from ..params import ChatParams
 from ..template.environment import variables_read
 from . import collector
 from .access import REQUEST_ID_HEADER, Access, request_id_of
+from .anthropic.errors import error_response as anthropic_error
+from .anthropic.errors import is_messages_path
 from .body import RequestLimits, parse_json, read_body
 from .chat_encoder import ChatEncoder
 from .chunks import Usage
@@ -52,7 +55,7 @@ from .responses import ResponsesEncoder, Translation, read_responses_request
 from .security import Guard, Scrubber, is_loopback, scrub_logs, split_credentials
 from .upstream import PieceStream, Upstream, UpstreamError, grammar_fields, make_upstream
 
-__all__ = ["ReadRequest", "ServeConfig", "ServerInfo", "Wire", "answer", "create_app"]
+__all__ = ["ReadRequest", "ServeConfig", "ServerInfo", "Wire", "answer", "create_app", "prepare"]
 
 _log = logging.getLogger("autoparser.serve")
 T = TypeVar("T")
@@ -89,6 +92,9 @@ class ServeConfig:
     # Streamed replies read straight off their connection (.direct) rather than through the httpx client: None,
     # wherever the upstream's URL allows it (http or https, no proxy); False: always through the client
     direct_streams: bool | None = None
+    # The key of the Messages API's thinking signatures (anthropic.signatures); None: drawn at random when the app
+    # is made (shared by --workers, not by restarts or other servers)
+    signature_key: str | None = None
 
 
 class _Server:
@@ -214,7 +220,7 @@ class _CompleteReply(Response):
             limiter = self.server.cpu_large if len(piece.text) > LARGE_REQUEST else self.server.cpu
             message = await anyio.to_thread.run_sync(self.params.parse, piece.text, limiter=limiter)
         observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
-        body = self.wire.encoder.whole(message, piece.finish, piece.usage)
+        body = self.wire.encoder.whole(message, piece.finish, piece.usage, piece.stop_word)
         await JSONResponse(body)(scope, receive, send)
 
 
@@ -273,6 +279,7 @@ class _StreamedReply(Response):
         events = ReplyEvents()
         finish: str | None = None
         usage: Usage | None = None
+        stop_word: str | None = None
         failure: UpstreamError | None = None
         try:
             # What one read of the upstream brought is parsed and sent at once: one write per read (the direct
@@ -284,9 +291,11 @@ class _StreamedReply(Response):
                 for piece in batch:
                     finish = piece.finish or finish
                     usage = piece.usage or usage
+                    stop_word = piece.stop_word or stop_word
         except UpstreamError as err:
             failure = err
-        last = events.end(None if failure else finish, usage, parser.finish())  # nothing held back is lost
+        # nothing held back is lost
+        last = events.end(None if failure else finish, usage, parser.finish(), None if failure else stop_word)
         message = parser.message
         self.seen.reply(usage, message.warnings, self.params.warnings)
         if failure is not None:
@@ -327,6 +336,19 @@ def _read_chat(body: Any, info: ServerInfo) -> ChatRequest:
     return parse_chat_request(body, info.template_vars, max_tools=info.max_tools, model=info.model)
 
 
+async def prepare(request: Request, read: ReadRequest) -> tuple[ChatRequest, ChatParams]:
+    """The request's body read within the limits, then (``read``: into a ChatRequest) validated and rendered, with
+    the parser and the grammar, in a worker thread. Raises :class:`APIError`."""
+    server: _Server = request.app.state.autoparser
+    raw = await read_body(request, server.limits)
+    server.replying += 1
+    try:
+        limiter = server.cpu_large if len(raw) > LARGE_REQUEST else server.cpu
+        return await anyio.to_thread.run_sync(_prepare, server, raw, read, limiter=limiter)
+    finally:
+        server.replying -= 1
+
+
 async def answer(
     request: Request,
     read: ReadRequest,
@@ -334,17 +356,12 @@ async def answer(
     error: Callable[[APIError], Response] | None = None,
 ) -> Response:
     """A completion endpoint of any protocol: the body read (``read``: into a ChatRequest, in a worker thread, with
-    the rendering, the parser and the grammar), the upstream asked, the reply written by ``wire``'s encoder,
-    streamed or not (``ChatRequest.stream``). A request error is answered by ``error`` (OpenAI's shape by default)."""
+    the rendering, the parser and the grammar: :func:`prepare`), the upstream asked, the reply written by
+    ``wire``'s encoder, streamed or not (``ChatRequest.stream``). A request error is answered by ``error`` (OpenAI's
+    shape by default)."""
     server: _Server = request.app.state.autoparser
     try:
-        raw = await read_body(request, server.limits)
-        server.replying += 1
-        try:
-            limiter = server.cpu_large if len(raw) > LARGE_REQUEST else server.cpu
-            chat, params = await anyio.to_thread.run_sync(_prepare, server, raw, read, limiter=limiter)
-        finally:
-            server.replying -= 1
+        chat, params = await prepare(request, read)
     except APIError as err:
         return (error or _error)(err)
     reply = wire(chat, params)
@@ -395,7 +412,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
     message = f"{request.method} {request.url.path}: {exc.detail}"
-    return _error(APIError(exc.status_code, message, code=None, type=kind))
+    return _error_of(request, APIError(exc.status_code, message, code=None, type=kind))
+
+
+def _error_of(request: Request, err: APIError) -> Response:
+    """``err`` in the shape of the path's protocol: Anthropic's on the Messages API, else OpenAI's."""
+    return anthropic_error(err) if is_messages_path(request.url.path) else _error(err)
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:
@@ -409,7 +431,7 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     """A 500 says only "internal error" and the request id; the traceback goes to the log alone."""
     rid = request_id_of(request.scope)
     _log.error("internal error on %s (request %s)", request.url.path, rid, exc_info=exc)
-    reply = _error(APIError(500, f"internal error (request id {rid})", type="server_error"))
+    reply = _error_of(request, APIError(500, f"internal error (request id {rid})", type="server_error"))
     reply.headers[REQUEST_ID_HEADER] = rid
     return reply
 
@@ -434,7 +456,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
                 CORSMiddleware,
                 allow_origins=list(config.allowed_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+                allow_headers=["Authorization", "X-Api-Key", "Anthropic-Version", "Content-Type", "X-Request-Id"],
                 expose_headers=["X-Request-Id"],
                 max_age=600,
             )
@@ -455,10 +477,13 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
         if own_client:
             await server.client.aclose()
 
+    from .anthropic.routes import anthropic_routes  # here: it reads this module's answer()
+
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
+            *anthropic_routes(config),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/health/live", live, methods=["GET"]),

@@ -59,7 +59,9 @@ class ChatEncoder:
             out += sse(reply.usage_chunk(ended.usage or Usage()))
         return out + DONE
 
-    def whole(self, message: ChatMessage, finish: str | None, usage: Usage | None) -> dict[str, Any]:
+    def whole(
+        self, message: ChatMessage, finish: str | None, usage: Usage | None, stop_word: str | None = None
+    ) -> dict[str, Any]:
         return completion(self.reply, message, finish, usage, self.notes)
 
 

@@ -35,6 +35,9 @@ class Encoder(Protocol):
         the stream's end; after ``failure``, the protocol's error event instead of a normal end."""
         ...
 
-    def whole(self, message: ChatMessage, finish: str | None, usage: Usage | None) -> dict[str, Any]:
-        """The body of a non-streamed reply."""
+    def whole(
+        self, message: ChatMessage, finish: str | None, usage: Usage | None, stop_word: str | None = None
+    ) -> dict[str, Any]:
+        """The body of a non-streamed reply (``stop_word``: the stop string that ended it, where the upstream
+        said: :attr:`~.upstream.Piece.stop_word`)."""
         ...

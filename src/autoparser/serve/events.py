@@ -103,12 +103,14 @@ class CallEnded:
 class ReplyEnded:
     """The reply is over. ``finish``: the upstream's (``stop`` or ``length``; None when it broke off);
     ``has_calls``: whether the reply made calls; ``usage`` as the upstream counted it; ``warnings``: what of the
-    reply was kept as content, or repaired."""
+    reply was kept as content, or repaired; ``stop_word``: the stop string that ended it, where the upstream said
+    (:attr:`~.upstream.Piece.stop_word`)."""
 
     finish: str | None
     has_calls: bool
     usage: Usage | None
     warnings: tuple[ParseWarning, ...] = ()
+    stop_word: str | None = None
 
 
 Event = (
@@ -168,14 +170,20 @@ class ReplyEvents:
             self._warnings.extend(delta.warnings)
         return events
 
-    def end(self, finish: str | None, usage: Usage | None, deltas: Iterable[MessageDelta] = ()) -> list[Event]:
+    def end(
+        self,
+        finish: str | None,
+        usage: Usage | None,
+        deltas: Iterable[MessageDelta] = (),
+        stop_word: str | None = None,
+    ) -> list[Event]:
         """What the parser's last deltas (``finish()``) add, everything still open closed, and the end."""
         events = self.feed(deltas)
         self._close(events)
         for index, call in self._calls.items():
             if not call.ended:  # cannot happen once the parser finished; a call is never left open on the wire
                 self._end_call(index, CallStatus.CUT_OFF, events)
-        events.append(ReplyEnded(finish, bool(self._calls), usage, tuple(self._warnings)))
+        events.append(ReplyEnded(finish, bool(self._calls), usage, tuple(self._warnings), stop_word))
         return events
 
     def _block(self, kind: str, events: list[Event]) -> None:

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from .protocol import APIError
 from .upstream import UpstreamError
 
-__all__ = ["upstream_api_error", "upstream_error_event", "upstream_error_response"]
+__all__ = ["client_status", "retry_after", "upstream_api_error", "upstream_error_event", "upstream_error_response"]
 
 _NOT_THE_CLIENTS = frozenset({401, 403, 407})  # the upstream refused the server's own credentials
 _KEPT_5XX = frozenset({503, 504})
@@ -53,14 +53,17 @@ def upstream_api_error(err: UpstreamError) -> APIError:
     return APIError(status, err.message, code=err.kind, type=kind)
 
 
+def retry_after(err: UpstreamError, status: int) -> dict[str, str] | None:
+    """The upstream's ``Retry-After``, passed on with a 429 or a 503 (where it is a header value at all)."""
+    retry = err.retry_after
+    keep = retry is not None and status in (429, 503) and _RETRY_AFTER.fullmatch(retry.strip())
+    return {"Retry-After": retry.strip()} if keep and retry is not None else None
+
+
 def upstream_error_response(err: UpstreamError) -> JSONResponse:
     """The HTTP answer for a failure before any byte of the reply was sent (``Retry-After`` passed on)."""
     api = upstream_api_error(err)
-    status = api.status
-    retry = err.retry_after
-    keep = retry is not None and status in (429, 503) and _RETRY_AFTER.fullmatch(retry.strip())
-    headers = {"Retry-After": retry.strip()} if keep and retry is not None else None
-    return JSONResponse(api.body(), status_code=status, headers=headers)
+    return JSONResponse(api.body(), status_code=api.status, headers=retry_after(err, api.status))
 
 
 def upstream_error_event(err: UpstreamError) -> dict[str, object]:

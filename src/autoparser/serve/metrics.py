@@ -6,11 +6,11 @@ process writes its figures to files there and ``/metrics`` reads all of them (:f
 histograms summed across the processes, requests in flight summed over the live ones, and the cache sizes per
 process (a ``pid`` label: each process has its own caches), as each last saw them at the end of a request.
 
-What is counted: requests by endpoint and status, errors by endpoint and kind (the OpenAI error ``type``), request
-latency and time to first token (histograms), prompt and completion tokens as the upstream counted them, requests
-in flight, parse warnings by kind, and the parser and grammar caches' sizes. :mod:`.access` times every request;
-the chat handler reports what only it knows (usage, warnings, an error event mid-stream) through the request's
-:class:`Observation`, found in the ASGI scope (:func:`observation`).
+What is counted: requests by endpoint and status, errors by endpoint and kind (the error's ``type``, OpenAI's or
+Anthropic's), request latency and time to first token (histograms), prompt and completion tokens as the upstream
+counted them, requests in flight, parse warnings by kind, and the parser and grammar caches' sizes. :mod:`.access`
+times every request; the chat handler reports what only it knows (usage, warnings, an error event mid-stream)
+through the request's :class:`Observation`, found in the ASGI scope (:func:`observation`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,16 @@ __all__ = [
 ]
 
 # The endpoints counted by name; any other path is "other" (a label per path sent would grow without bound)
-ENDPOINTS = ("/v1/chat/completions", "/v1/responses", "/v1/models", "/health", "/health/live", "/metrics")
+ENDPOINTS = (
+    "/v1/chat/completions",
+    "/v1/responses",
+    "/v1/messages",
+    "/v1/messages/count_tokens",
+    "/v1/models",
+    "/health",
+    "/health/live",
+    "/metrics",
+)
 _SCOPE_KEY = "autoparser.observation"
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 _FIRST_TOKEN = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -136,7 +145,7 @@ class Metrics:
         )
         self.errors = Counter(
             "autoparser_errors",
-            "Error replies and mid-stream error events, by endpoint and kind (OpenAI error type)",
+            "Error replies and mid-stream error events, by endpoint and kind (the error type)",
             ["endpoint", "kind"],
             registry=registry,
         )

@@ -1,8 +1,9 @@
 """What keeps the server safe to expose: the client's API key, the POST body's media type, the Host header of a
 server bound to loopback (DNS rebinding), and the upstream's credentials kept out of every reply and log line.
 
-:class:`Guard` is ASGI middleware that refuses a request before any route sees it, in OpenAI's error format: a
-foreign Host (400), a missing or wrong key (401), a POST whose body is not ``application/json`` (415). It never reads
+:class:`Guard` is ASGI middleware that refuses a request before any route sees it: a foreign Host (400), a missing or
+wrong key (401: sent as ``Authorization: Bearer KEY`` or Anthropic's ``x-api-key: KEY``), a POST whose body is not
+``application/json`` (415) — in OpenAI's error format, or Anthropic's on the Messages API's paths. It never reads
 the body, so a refused request costs nothing.
 
 :func:`split_credentials` takes the password out of ``--upstream`` (``http://user:PASSWORD@host``) before the URL
@@ -25,6 +26,8 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .anthropic.errors import error_body, is_messages_path
 
 __all__ = [
     "OPEN_PATHS",
@@ -194,10 +197,17 @@ def _host_name(header: str) -> str:
     return name if colon and port.isdigit() else header
 
 
-def _reject(status: int, message: str, code: str | None, headers: list[tuple[bytes, bytes]] | None = None) -> Any:
-    body = json.dumps(
-        {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
-    ).encode()
+def _reject(
+    status: int,
+    message: str,
+    code: str | None,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    *,
+    anthropic: bool = False,
+) -> Any:
+    """The refusal, in OpenAI's error format or (``anthropic``) Anthropic's."""
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+    body = json.dumps(error_body(status, message) if anthropic else {"error": error}).encode()
     start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
 
     async def respond(send: Send) -> None:
@@ -209,8 +219,9 @@ def _reject(status: int, message: str, code: str | None, headers: list[tuple[byt
 
 class Guard:
     """Refuses, before routing: a Host that is not loopback on a server bound to loopback (``check_host``, plus
-    ``allowed_hosts``), a request without ``Authorization: Bearer <api_key>`` (the key compared in constant time;
-    :data:`OPEN_PATHS` stay open), a POST whose ``Content-Type`` is not ``application/json``."""
+    ``allowed_hosts``), a request without the key in ``Authorization: Bearer <api_key>`` or ``x-api-key: <api_key>``
+    (compared in constant time; :data:`OPEN_PATHS` stay open), a POST whose ``Content-Type`` is not
+    ``application/json``."""
 
     def __init__(
         self,
@@ -240,6 +251,7 @@ class Guard:
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
             headers.setdefault(name.lower(), value)
+        anthropic = is_messages_path(scope["path"])
         if self.check_host and b"host" in headers:
             host = _host_name(headers[b"host"].decode("latin-1"))
             if not is_loopback(host) and host.lower().rstrip(".") not in self.allowed_hosts:
@@ -249,22 +261,24 @@ class Guard:
                     f"Host {shown} is not served here: the server listens on loopback and answers only loopback "
                     "names (a guard against DNS rebinding; see --allowed-hosts)",
                     "invalid_host",
+                    anthropic=anthropic,
                 )
         if self.key is not None and scope["path"] not in OPEN_PATHS:
-            scheme, _, given = headers.get(b"authorization", b"").strip().partition(b" ")
-            given = given.strip()
-            if scheme.lower() != b"bearer" or not given:
-                return _reject(
-                    401,
-                    "You didn't provide an API key. You need to provide your API key in an Authorization header "
-                    "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-                    None,
-                    [(b"www-authenticate", b"Bearer")],
-                )
-            if not hmac.compare_digest(given, self.key):
-                return _reject(
-                    401, "Incorrect API key provided.", "invalid_api_key", [(b"www-authenticate", b"Bearer")]
-                )
+            given = _keys(headers)
+            challenge = [(b"www-authenticate", b"Bearer")]
+            if not given:
+                if anthropic:
+                    why = "x-api-key header is required (or Authorization: Bearer YOUR_KEY)"
+                else:
+                    why = (
+                        "You didn't provide an API key. You need to provide your API key in an Authorization header "
+                        "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+                    )
+                return _reject(401, why, None, challenge, anthropic=anthropic)
+            # every key sent is compared (in constant time), so which header holds it changes nothing
+            if not any([hmac.compare_digest(key, self.key) for key in given]):
+                why = "invalid x-api-key" if anthropic else "Incorrect API key provided."
+                return _reject(401, why, "invalid_api_key", challenge, anthropic=anthropic)
         if scope["method"] == "POST":
             media = headers.get(b"content-type", b"").decode("latin-1").partition(";")[0].strip().lower()
             if media != "application/json":
@@ -272,5 +286,17 @@ class Guard:
                     415,
                     f"the request body must be application/json, not {json.dumps(media[:100] or 'unstated')}",
                     "unsupported_media_type",
+                    anthropic=anthropic,
                 )
         return None
+
+
+def _keys(headers: dict[bytes, bytes]) -> list[bytes]:
+    """The API keys a request sends: a Bearer token (OpenAI's clients) and ``x-api-key`` (Anthropic's)."""
+    keys = []
+    scheme, _, token = headers.get(b"authorization", b"").strip().partition(b" ")
+    if scheme.lower() == b"bearer" and token.strip():
+        keys.append(token.strip())
+    if headers.get(b"x-api-key", b"").strip():
+        keys.append(headers[b"x-api-key"].strip())
+    return keys

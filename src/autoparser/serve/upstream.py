@@ -116,11 +116,14 @@ def _read_failure(err: httpx2.HTTPError) -> str:
 
 @dataclass(frozen=True)
 class Piece:
-    """Text the model wrote; the last piece of a reply also says how it ended (``stop``/``length``) and its usage."""
+    """Text the model wrote; the last piece of a reply also says how it ended (``stop``/``length``) and its usage,
+    and ``stop_word``: the stop string that ended it, where the engine says (llama.cpp's ``stopping_word``, vLLM's
+    ``stop_reason``; Anthropic's ``stop_sequence`` is read from it)."""
 
     text: str = ""
     finish: str | None = None
     usage: Usage | None = None
+    stop_word: str | None = None
 
 
 def _error_message(payload: object) -> str:
@@ -392,6 +395,11 @@ class Upstream:
     async def adds_bos(self) -> bool:
         return True
 
+    async def count_tokens(self, params: ChatParams) -> int | None:
+        """How many tokens the engine reads for ``params``' prompt (Anthropic's ``count_tokens``), counted by its own
+        tokenizer; None where this kind has no tokenizer endpoint the server knows. Raises :class:`UpstreamError`."""
+        return None
+
     def stops(self, params: ChatParams, request: ChatRequest) -> list[str]:
         """The client's stop strings, then the template's end-of-turn markers — except those the reply's own markup
         uses (``preserved_tokens``: gpt-oss's ``<|end|>`` ends a message inside the turn, Cohere's
@@ -407,17 +415,18 @@ class Upstream:
 
     # --- sending -------------------------------------------------------------------------------------------------
 
-    async def _send(self, body: Mapping[str, Any], *, stream: bool) -> httpx2.Response:
+    async def _send(self, body: Mapping[str, Any], *, stream: bool, url: str | None = None) -> httpx2.Response:
+        """POST ``body`` to the completion endpoint (or ``url``); an error status raises :class:`UpstreamError`."""
         headers = {**self.headers, "Content-Type": "application/json"}
-        request = self.client.build_request("POST", self.endpoint, content=await encode(body), headers=headers)
+        url = url or self.endpoint
+        request = self.client.build_request("POST", url, content=await encode(body), headers=headers)
         try:
             response = await self.client.send(request, stream=stream)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
-            raise UpstreamError(
-                f"upstream {self.endpoint} is unreachable: {_describe(err)}", kind="upstream_unreachable"
-            ) from err
+            message = f"upstream {url} is unreachable: {_describe(err)}"
+            raise UpstreamError(message, kind="upstream_unreachable") from err
         except httpx2.HTTPError as err:  # a timeout, a connection that broke before the answer
-            raise UpstreamError(f"upstream {self.endpoint} failed: {_describe(err)}", kind=_read_failure(err)) from err
+            raise UpstreamError(f"upstream {url} failed: {_describe(err)}", kind=_read_failure(err)) from err
         if response.status_code >= 400:
             try:
                 raw = await response.aread()
@@ -427,7 +436,7 @@ class Upstream:
                 await response.aclose()
             message = _body_message(raw)
             raise UpstreamError(
-                f"upstream {self.endpoint} answered {response.status_code}: {message}",
+                f"upstream {url} answered {response.status_code}: {message}",
                 response.status_code,
                 retry_after=response.headers.get("retry-after"),
             )
@@ -541,6 +550,22 @@ class LlamaCppUpstream(Upstream):
                 return True  # not remembered: the next request asks again
         return self._adds_bos
 
+    async def count_tokens(self, params: ChatParams) -> int | None:
+        """``/tokenize`` of the prompt as ``/completion`` gets it (BOS as :meth:`prompt` leaves it), with special
+        tokens added and parsed as ``/completion`` tokenizes a prompt: the count its ``tokens_evaluated`` reports."""
+        body = {"content": await self.prompt(params), "add_special": True, "parse_special": True}
+        url = self.url + "/tokenize"
+        try:
+            response = await self._send(body, stream=False, url=url)
+            tokens = response.json().get("tokens")
+        except (ValueError, AttributeError):
+            tokens = None
+        except UpstreamError as err:
+            raise err.scrubbed(self.secrets) from None
+        if not isinstance(tokens, list):
+            raise UpstreamError(f"upstream {url} answered without a list of tokens", kind="upstream_bad_reply")
+        return len(tokens)
+
     async def body(self, params: ChatParams, request: ChatRequest) -> dict[str, Any]:
         sampling = request.sampling
         body: dict[str, Any] = {"prompt": await self.prompt(params), "stream": request.stream}
@@ -576,7 +601,8 @@ class LlamaCppUpstream(Upstream):
             return Piece(text) if text else None
         finish = "length" if event.get("stop_type") == "limit" else "stop"
         usage = Usage(_count(event.get("tokens_evaluated")), _count(event.get("tokens_predicted")))
-        return Piece(text, finish, usage)
+        word = event.get("stopping_word")  # the stop string matched ("" when the model ended or hit the limit)
+        return Piece(text, finish, usage, word if isinstance(word, str) and word else None)
 
     def decode_complete(self, payload: Any) -> Piece | None:
         if isinstance(payload, list) and len(payload) == 1:  # several prompts would give several results
@@ -705,7 +731,8 @@ class OpenAIUpstream(Upstream):
         finish = None if finish is None else "length" if finish == "length" else "stop"
         if not text and finish is None and usage is None:
             return None
-        return Piece(text, finish, usage)
+        word = choice.get("stop_reason")  # vLLM's: the stop string matched (a token id for a stop token)
+        return Piece(text, finish, usage, word if isinstance(word, str) and word and finish else None)
 
     def decode_complete(self, payload: Any) -> Piece | None:
         piece = self.decode_event(payload)

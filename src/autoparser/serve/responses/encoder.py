@@ -79,7 +79,9 @@ class ResponsesEncoder:
         self._ended(ended, failure)
         return self._written()
 
-    def whole(self, message: ChatMessage, finish: str | None, usage: Usage | None) -> dict[str, Any]:
+    def whole(
+        self, message: ChatMessage, finish: str | None, usage: Usage | None, stop_word: str | None = None
+    ) -> dict[str, Any]:
         events = list(_replayed(message, finish, usage))
         self._mark_cut(events, False)
         for event in events:
