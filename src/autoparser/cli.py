@@ -249,7 +249,7 @@ def _serve_arguments(commands: Any) -> None:
         help="the reply's field for the model's reasoning: reasoning_content (DeepSeek's, older vLLM's; default) or "
         "reasoning (newer vLLM's)",
     )
-    # Request limits (autoparser.serve.body.RequestLimits holds the same defaults: tests/serve check they agree)
+    # Request limits (autoparser.serve.http.body.RequestLimits holds the same defaults: tests/serve check they agree)
     serve.add_argument(
         "--max-body-bytes",
         type=int,
@@ -809,8 +809,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _serve_with(args: argparse.Namespace) -> int:
     try:
         from .serve import ServeConfig, create_app, serve
-        from .serve.metrics import multiprocess
-        from .serve.security import mask_url
+        from .serve.http.security import mask_url
+        from .serve.ops.metrics import multiprocess
     except ImportError as err:
         raise _Failure(f"`autoparser serve` needs the serve extra ({err.name or err}): {_SERVE_INSTALL}") from None
     if args.workers > 1 and not multiprocess():

@@ -125,7 +125,7 @@ def test_the_core_does_not_import_the_serve_extra() -> None:
 
 def test_the_request_limits(started: list[dict[str, Any]]) -> None:
     """The limits' defaults are the package's; each option reaches the server (0: no body timeout)."""
-    from autoparser.serve.body import RequestLimits
+    from autoparser.serve.http.body import RequestLimits
 
     cli.main(["serve", "Qwen3.5-4B", "--upstream", "http://127.0.0.1:8080"])
     assert started[-1]["app"].state.autoparser.limits == RequestLimits()

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from autoparser.serve import collector
+from autoparser.serve.ops import collector
 
 
 def test_a_full_collection_waits_for_an_idle_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,7 +34,7 @@ def test_a_full_collection_waits_for_an_idle_server(monkeypatch: pytest.MonkeyPa
 def test_install_freezes_what_exists_and_turns_off_automatic_full_collections() -> None:
     """In a process of its own: install() changes process-wide settings."""
     code = (
-        "import gc; from autoparser.serve import collector; before = gc.get_threshold(); collector.install(); "
+        "import gc; from autoparser.serve.ops import collector; before = gc.get_threshold(); collector.install(); "
         "after = gc.get_threshold(); "
         "print(collector.installed(), gc.get_freeze_count() > 1000, after[:2] == before[:2], after[2] >= 1 << 30)"
     )

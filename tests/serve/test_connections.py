@@ -19,7 +19,7 @@ import pytest
 
 from autoparser import ChatTemplate
 from autoparser.serve import ServeConfig, create_app
-from autoparser.serve.connections import timed_protocol
+from autoparser.serve.http.connections import timed_protocol
 
 from .double import LoopbackServer, UpstreamDouble
 

@@ -1,4 +1,4 @@
-"""The direct reader of streamed upstream replies (:mod:`autoparser.serve.direct`) against raw sockets that answer
+"""The direct reader of streamed upstream replies (:mod:`autoparser.serve.http.direct`) against raw sockets that answer
 scripted bytes: chunked, sized and close-delimited bodies however the bytes fall, a reply that is not HTTP, one that
 breaks off, silence past the read timeout, a refused connection, the body's backpressure and the proxy rule."""
 
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from autoparser.serve.direct import DirectStream, DirectStreamError, direct_streams
+from autoparser.serve.http.direct import DirectStream, DirectStreamError, direct_streams
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -19,7 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from autoparser import ChatTemplate
-from autoparser.serve.metrics import warning_kind
+from autoparser.serve.ops.metrics import warning_kind
 
 from .apps import EchoUpstream, closed_port, serving
 from .double import LoopbackServer, Script, UpstreamDouble, tokens
@@ -210,13 +210,13 @@ def test_nothing_usable_in_a_sent_id_gets_a_new_one(observed: str) -> None:
 def test_the_access_log_line_has_the_request_id(
     observed: str, double: UpstreamDouble, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="autoparser.serve.access")
+    caplog.set_level(logging.INFO, logger="autoparser.serve.http.access")
     double.script("logged", Script(["</think>", "\n\n", "Hi"]))
     httpx2.post(observed + "/v1/chat/completions", json=_ask("logged"), headers={"x-request-id": "trace-77"})
     httpx2.get(observed + "/v1/models%0Afake%20line")
 
     def access_lines() -> list[str]:
-        return [r.getMessage() for r in caplog.records if r.name == "autoparser.serve.access"]
+        return [r.getMessage() for r in caplog.records if r.name == "autoparser.serve.http.access"]
 
     # The line is written once the reply has gone out, in the server's thread: it may follow the client's return.
     deadline = time.monotonic() + 10

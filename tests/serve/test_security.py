@@ -18,7 +18,7 @@ import httpx2
 import openai
 import pytest
 
-from autoparser.serve.security import Scrubber, is_loopback, mask_url, split_credentials
+from autoparser.serve.http.security import Scrubber, is_loopback, mask_url, split_credentials
 
 from .apps import EchoUpstream, serving
 from .double import LoopbackServer, Script, UpstreamDouble

@@ -199,7 +199,7 @@ def test_workers_that_keep_dying_are_given_up_on() -> None:
     """Replaced, but not forever: past 3 replacements per worker within a minute the parent stops, exit status 1."""
     code = (
         "import socket, sys\n"
-        "from autoparser.serve.workers import Supervisor\n"
+        "from autoparser.serve.ops.workers import Supervisor\n"
         "sock = socket.socket()\n"
         "sys.exit(Supervisor(lambda sock: 3, sock, 2).run())\n"
     )

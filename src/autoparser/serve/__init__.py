@@ -22,9 +22,9 @@ import os
 import sys
 from typing import Any
 
-from . import collector
 from .app import ServeConfig, create_app
-from .connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
+from .http.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT, timed_protocol
+from .ops import collector
 from .protocol import APIError, ChatRequest, apply_request, parse_chat_request
 from .upstream import BOS_MODES, GRAMMAR_FIELDS, KINDS, Piece, Upstream, UpstreamError
 
@@ -85,7 +85,7 @@ def serve(
         return 0
     from prometheus_client import multiprocess
 
-    from .workers import Supervisor, listen
+    from .ops.workers import Supervisor, listen
 
     try:
         sock = listen(host, port)

@@ -40,9 +40,9 @@ import httpx2
 
 from ..params import ChatParams
 from .chunks import Usage
-from .direct import DirectStream, DirectStreamError, direct_streams
+from .http.direct import DirectStream, DirectStreamError, direct_streams
+from .http.security import Scrubber, split_credentials
 from .protocol import ChatRequest
-from .security import Scrubber, split_credentials
 
 __all__ = [
     "FAILURE_KINDS",

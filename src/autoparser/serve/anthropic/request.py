@@ -39,7 +39,7 @@ from .ids import model_id
 from .signatures import Signer
 
 if TYPE_CHECKING:
-    from ..app import ServerInfo
+    from ..config import ServerInfo
 
 __all__ = ["Translation", "read_messages"]
 

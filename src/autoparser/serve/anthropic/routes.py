@@ -15,8 +15,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ...params import ChatParams
-from ..app import ServeConfig, ServerInfo, Wire, answer, prepare
+from ..config import ServeConfig, ServerInfo
 from ..protocol import APIError, ChatRequest
+from ..replies import Wire, answer, prepare
 from ..upstream import UpstreamError
 from .encoder import MessagesEncoder
 from .errors import PATHS, error_response

@@ -27,7 +27,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .anthropic.errors import error_body, is_messages_path
+from ..anthropic.errors import error_body, is_messages_path
 
 __all__ = [
     "OPEN_PATHS",
@@ -46,7 +46,7 @@ MASK = "***"
 _LOGGERS = (
     "autoparser",
     "autoparser.serve",
-    "autoparser.serve.access",
+    "autoparser.serve.http.access",
     "uvicorn",
     "uvicorn.error",
     "uvicorn.access",

@@ -36,8 +36,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
-from ..message import ParseWarning
-from .chunks import Usage
+from ...message import ParseWarning
+from ..chunks import Usage
 
 __all__ = [
     "ENDPOINTS",
@@ -112,7 +112,7 @@ _CACHES_HELP = "Entries in the parser and grammar caches"
 
 def _cache_sizes() -> Iterator[tuple[str, int]]:
     """(cache, entries) of the parser and grammar caches (``build.py``)."""
-    from .. import build
+    from ... import build
 
     for name, cached in (("parser", build.build_parser), ("grammar", build.build_grammar)):
         info = getattr(cached, "cache_info", None)

@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .metrics import Metrics, observe
+from ..ops.metrics import Metrics, observe
 from .security import Scrubber
 
 __all__ = ["REQUEST_ID_HEADER", "Access", "request_id", "request_id_of"]
@@ -26,7 +26,7 @@ REQUEST_ID_HEADER = "x-request-id"
 MAX_REQUEST_ID = 128
 _SCOPE_KEY = "autoparser.request_id"
 _UNSAFE = re.compile(rb"[^A-Za-z0-9._:\-]")
-_log = logging.getLogger("autoparser.serve.access")
+_log = logging.getLogger("autoparser.serve.http.access")
 
 
 def request_id(sent: bytes | None) -> str:

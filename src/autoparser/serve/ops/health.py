@@ -16,7 +16,7 @@ import httpx2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .upstream import Upstream
+from ..upstream import Upstream
 
 __all__ = ["HealthProbe", "health", "live"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import anyio
 from starlette.requests import ClientDisconnect, Request
 
-from ..errors import RequestError
-from ..requests import MAX_DEPTH, check_json_data
-from .protocol import APIError
+from ...errors import RequestError
+from ...requests import MAX_DEPTH, check_json_data
+from ..protocol import APIError
 
 __all__ = ["RequestLimits", "read_json"]
 

@@ -1,0 +1,245 @@
+"""Replies, whatever the protocol: a completion endpoint reads its body into a chat request (each protocol its own
+way), prepares it in a worker thread, asks the upstream, and has the request's encoder (:mod:`.encoding`) write the
+reply's events (:mod:`.events`), streamed or whole.
+
+A client that disconnects cancels the upstream request (its connection is closed), streamed or not: each reply
+watches the ASGI ``receive`` channel while it waits on the upstream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from ..params import ChatParams
+from .chunks import Usage
+from .config import Server, ServerInfo
+from .encoding import Encoder
+from .events import ReplyEvents
+from .http.body import parse_json, read_body
+from .ops.metrics import observation
+from .protocol import APIError, ChatRequest, apply_request, build_grammar
+from .upstream import PieceStream, UpstreamError
+
+__all__ = ["LARGE_REQUEST", "SMALL_REPLY", "ReadRequest", "Wire", "answer", "error_response", "prepare"]
+
+_log = logging.getLogger("autoparser.serve")
+T = TypeVar("T")
+LARGE_REQUEST = 64 * 1024  # bytes of a request body (or characters of a whole reply) prepared in the large lane
+SMALL_REPLY = 4096  # characters of a whole reply parsed on the event loop (its scanners are built by _prepare)
+
+
+def error_response(err: APIError) -> JSONResponse:
+    return JSONResponse(err.body(), status_code=err.status)
+
+
+@dataclass(frozen=True)
+class Wire:
+    """How one request's reply is written: its protocol's encoder, and the error reply for an upstream that refused
+    before the reply began."""
+
+    encoder: Encoder
+    refused: Callable[[UpstreamError], Response]
+
+
+class _Disconnected(Exception):
+    """The client went away while the reply was being made."""
+
+
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
+    """``await work()``, cancelled (raising :class:`_Disconnected`) when the client disconnects meanwhile; what
+    ``work`` raises is raised as it is."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        try:
+            outcome.append(await work())
+        except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
+            failure.append(err)
+        finally:
+            group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    if not outcome:
+        raise _Disconnected
+    return outcome[0]
+
+
+class _CompleteReply(Response):
+    """A non-streamed reply: the upstream's whole text, parsed at once, written by the request's encoder."""
+
+    def __init__(self, server: Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
+        self.server, self.params, self.request, self.wire = server, params, request, wire
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.server.replying += 1
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            self.server.replying -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        upstream = self.server.upstream
+        try:
+            piece = await _until_disconnect(receive, lambda: upstream.complete(self.params, self.request))
+        except _Disconnected:
+            return
+        except UpstreamError as err:
+            _log.warning("%s", err.message)
+            await self.wire.refused(err)(scope, receive, send)
+            return
+        if len(piece.text) <= SMALL_REPLY:  # a fraction of a millisecond: cheaper here than a thread's round trip
+            message = self.params.parse(piece.text)
+        else:
+            limiter = self.server.cpu_large if len(piece.text) > LARGE_REQUEST else self.server.cpu
+            message = await anyio.to_thread.run_sync(self.params.parse, piece.text, limiter=limiter)
+        observation(scope).reply(piece.usage, message.warnings, self.params.warnings)
+        body = self.wire.encoder.whole(message, piece.finish, piece.usage, piece.stop_word)
+        await JSONResponse(body)(scope, receive, send)
+
+
+class _StreamedReply(Response):
+    """A streamed reply: the request's encoder writes the reply's events (:mod:`.events`) as server-sent events."""
+
+    def __init__(self, server: Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
+        self.server, self.params, self.request, self.wire = server, params, request, wire
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.server.replying += 1
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            self.server.replying -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        upstream = self.server.upstream
+        try:
+            pieces = await _until_disconnect(receive, lambda: upstream.stream(self.params, self.request))
+        except _Disconnected:
+            return
+        except UpstreamError as err:  # refused before the reply began: an HTTP error, as the protocols answer
+            _log.warning("%s", err.message)
+            await self.wire.refused(err)(scope, receive, send)
+            return
+        self.seen = observation(scope)
+        try:
+            await _until_disconnect(receive, lambda: self._relay(pieces, send))
+        except _Disconnected:
+            _log.info("client disconnected: upstream request cancelled")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pieces.aclose()
+
+    async def _relay(self, pieces: PieceStream, send: Send) -> None:
+        encoder = self.wire.encoder
+
+        async def send_bytes(body: bytes) -> None:
+            if body:
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        await send_bytes(encoder.start())
+        parser = self.params.stream()
+        events = ReplyEvents()
+        finish: str | None = None
+        usage: Usage | None = None
+        stop_word: str | None = None
+        failure: UpstreamError | None = None
+        try:
+            # What one read of the upstream brought is parsed and sent at once: one write per read (the direct
+            # reader's reads take all the connection holds: a burst is one read)
+            async for batch in pieces.batches():
+                text = "".join(piece.text for piece in batch)
+                if text:
+                    await send_bytes(encoder.events(events.feed(parser.feed(text))))
+                for piece in batch:
+                    finish = piece.finish or finish
+                    usage = piece.usage or usage
+                    stop_word = piece.stop_word or stop_word
+        except UpstreamError as err:
+            failure = err
+        # nothing held back is lost
+        last = events.end(None if failure else finish, usage, parser.finish(), None if failure else stop_word)
+        message = parser.message
+        self.seen.reply(usage, message.warnings, self.params.warnings)
+        if failure is not None:
+            _log.warning("%s", failure.message)
+            self.seen.error("upstream_error")
+        await send_bytes(encoder.end(last, failure))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# What reads a request body (parsed JSON, within the limits) into a ChatRequest: the chat endpoint's
+# parse_chat_request, or another protocol's translation (raising APIError naming its own fields)
+ReadRequest = Callable[[Any, "ServerInfo"], ChatRequest]
+
+
+def _prepare(server: Server, raw: bytes, read: ReadRequest) -> tuple[ChatRequest, ChatParams]:
+    """The request's body read into the prompt and the parser: all of the request's CPU work (JSON, validation,
+    rendering, the parser and the grammar), run in a worker thread so that no request stalls another's stream."""
+    body = parse_json(raw, server.limits)
+    chat = read(body, server.info)
+    params = apply_request(server.template, chat)
+    build_grammar(params, chat, server.grammar_fields)  # here, where a schema it cannot take is still a 400
+    # What reading the reply needs and makes on first use, made here rather than on the event loop (the scan for
+    # markup left in content compiles one pattern of every tool name: 40 ms for a thousand tools; cached)
+    params.parse("")
+    return chat, params
+
+
+async def prepare(request: Request, read: ReadRequest) -> tuple[ChatRequest, ChatParams]:
+    """The request's body read within the limits, then (``read``: into a ChatRequest) validated and rendered, with
+    the parser and the grammar, in a worker thread. Raises :class:`APIError`."""
+    server: Server = request.app.state.autoparser
+    raw = await read_body(request, server.limits)
+    server.replying += 1
+    try:
+        limiter = server.cpu_large if len(raw) > LARGE_REQUEST else server.cpu
+        return await anyio.to_thread.run_sync(_prepare, server, raw, read, limiter=limiter)
+    finally:
+        server.replying -= 1
+
+
+async def answer(
+    request: Request,
+    read: ReadRequest,
+    wire: Callable[[ChatRequest, ChatParams], Wire],
+    error: Callable[[APIError], Response] | None = None,
+) -> Response:
+    """A completion endpoint of any protocol: the body read (``read``: into a ChatRequest, in a worker thread, with
+    the rendering, the parser and the grammar: :func:`prepare`), the upstream asked, the reply written by
+    ``wire``'s encoder, streamed or not (``ChatRequest.stream``). A request error is answered by ``error`` (OpenAI's
+    shape by default)."""
+    server: Server = request.app.state.autoparser
+    try:
+        chat, params = await prepare(request, read)
+    except APIError as err:
+        return (error or error_response)(err)
+    reply = wire(chat, params)
+    if chat.stream:
+        return _StreamedReply(server, params, chat, reply)
+    return _CompleteReply(server, params, chat, reply)
