@@ -5,6 +5,8 @@ Each shape is built from the template's own syntax where it has one (tests/suppo
 * ``many_calls``  a no-argument ``ping`` call repeated;
 * ``nested_args`` one call whose argument holds large nested JSON of numbers and booleans;
 * ``big_array``   one call whose argument holds a huge array of numbers;
+* ``long_string`` one call whose string argument is long (quotes, escapes, line breaks, non-ASCII), written as the
+  template writes strings: Python literals in pythonic calls, JSON strings in JSON arguments, raw text in tags;
 * ``markers``     the call-start marker repeated with junk after it;
 * ``raw_brackets`` ``[`` x N;  ``raw_objects`` ``{"a":`` x N;  ``sure_objects`` ``Sure. `` + ``{"a":`` x N;
 * ``end_markers`` the template's end-of-turn markers repeated after a short answer (each used to look ahead over
@@ -107,6 +109,35 @@ def _number_array(size: int) -> str:
     return "[" + body[: max(size - 2, 0)].rstrip(", ") + "]"
 
 
+# A long string argument's repeated piece: quotes, a backslash, a line break, non-ASCII text and brackets, escaped
+# as the template escapes them (where the template writes them so that they do not read back, a plain piece).
+_RICH_PIECE = 'Say "hi" to Zo\u00eb \u2014 it\'s 5\\6 (ok), [x]\n'
+_PLAIN_PIECE = "The quick brown fox \u2014 Zo\u00eb, 5 < 6; (ok) "
+_START, _END = "QQSTART", "QQEND"
+
+
+def _long_string(template: str) -> Callable[[int], str] | None:
+    """One call whose ``location`` string argument is about ``size`` characters of the template's own spelling."""
+    params = chat(template)
+    for piece in (_RICH_PIECE, _PLAIN_PIECE):
+        call = render_calls(template, [("get_weather", {"location": _START + piece + _END})])
+        if call is None or _START not in call or _END not in call:
+            return None
+        head, _, rest = call.partition(_START)
+        written, _, tail = rest.partition(_END)
+
+        def repeated(count: int, head: str = head, written: str = written, tail: str = tail) -> str:
+            return head + _START + written * count + _END + tail
+
+        found = params.parse(repeated(4)).tool_calls
+        if found and json.loads(found[0].arguments).get("location") == _START + piece * 4 + _END:
+            fixed = len(repeated(0))
+            return lambda size, repeated=repeated, fixed=fixed, unit=len(written): repeated(
+                max((size - fixed) // unit, 1)
+            )
+    return None
+
+
 def _many_calls(template: str) -> Callable[[int], str] | None:
     call = render_calls(template, [("ping", {})])
     return None if call is None else (lambda size: _repeat(call + "\n", size))
@@ -138,6 +169,7 @@ SHAPES: dict[str, Callable[[str], Callable[[int], str] | None]] = {
     "many_calls": _many_calls,
     "nested_args": lambda t: _with_argument(t, _nested_json),
     "big_array": lambda t: _with_argument(t, _number_array),
+    "long_string": _long_string,
     "markers": _markers,
     "raw_brackets": lambda t: lambda size: "[" * size,
     "raw_objects": lambda t: lambda size: _repeat('{"a":', size),

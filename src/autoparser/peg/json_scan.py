@@ -222,6 +222,19 @@ def _scan_scalar(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, 
     return FAIL, pos
 
 
+def _setup(flavor: str) -> tuple[str, bool, str, str, str, str, re.Pattern[str] | None]:
+    """What a container scan of ``flavor`` needs: its quotes, whether it is a Gemma-family dict (bare tokens and
+    delimiter-token strings), the delimiter tokens, colon and comma, and the bare-token pattern."""
+    syntax = _DICTS.get(flavor)
+    if syntax is None:
+        return _QUOTES[flavor], False, "", "", ":", ",", None
+    return _QUOTES[flavor], True, syntax.quote_open, syntax.quote_close, syntax.colon, syntax.comma, _BARE[flavor]
+
+
+# Per flavor, computed once (a stream sets a scan up on most feeds); dict flavors are registered before first use.
+_SETUPS: dict[str, tuple[str, bool, str, str, str, str, re.Pattern[str] | None]] = {}
+
+
 class _ContainerScan:
     """One run of the token scanner over an object or array (see :func:`_scan_container`)."""
 
@@ -231,13 +244,11 @@ class _ContainerScan:
         self.text = text
         self.flavor = flavor
         self.partial = partial
-        self.quotes = _QUOTES[flavor]
         self.memo = memo
-        syntax = _DICTS.get(flavor)
-        self.dict = syntax is not None  # a Gemma-family dict: bare tokens and delimiter-token strings
-        self.open, self.close = (syntax.quote_open, syntax.quote_close) if syntax is not None else ("", "")
-        self.colon, self.comma = (syntax.colon, syntax.comma) if syntax is not None else (":", ",")
-        self.bare = _BARE.get(flavor)
+        setup = _SETUPS.get(flavor)
+        if setup is None:
+            setup = _SETUPS[flavor] = _setup(flavor)
+        self.quotes, self.dict, self.open, self.close, self.colon, self.comma, self.bare = setup
 
     def closed(self, start: int, end: int) -> None:
         """The container opened at ``start`` ended at ``end``: every later question about it is answered."""
@@ -482,15 +493,60 @@ def scan_json(
             return _scan_any_container(text, pos, kind, flavor, partial, memo)
         if kind != "value":
             return FAIL, pos
+        if ch in _QUOTES[flavor] and memo is not None and memo.states is not None:
+            return _scan_growing_string(text, pos, flavor, partial, memo.states)
         return _scan_scalar(text, pos, flavor, partial)
     if kind == "string":
-        return _scan_string(text, pos, flavor, partial) if ch in _QUOTES[flavor] else (FAIL, pos)
+        if ch not in _QUOTES[flavor]:
+            return FAIL, pos
+        if memo is not None and memo.states is not None:
+            return _scan_growing_string(text, pos, flavor, partial, memo.states)
+        return _scan_string(text, pos, flavor, partial)
     if kind == "number":
         return _scan_number(text, pos, partial)
     word = _KEYWORDS[flavor].get(ch)
     if word is None or (word in _NULLS) != (kind == "null"):
         return FAIL, pos
     return _scan_keyword(text, pos, word, partial)
+
+
+def _scan_growing_string(
+    text: str, pos: int, flavor: str, partial: bool, states: dict[tuple[int, str], _ScanState]
+) -> tuple[int, int]:
+    """A string value at ``pos`` of a growing input: continued from where the last scan of it stopped.
+
+    A string cut off by the end of the input leaves its resume position (after its last complete character or
+    escape), so a stream feeding a long string argument a few characters at a time pays for each character once
+    instead of rescanning the string from its opening quote on every feed."""
+    quote = text[pos]
+    resume = states.pop((pos, flavor), None)
+    end = _BODY[quote, flavor].match(text, pos + 1 if resume is None else resume.pos).end()
+    n = len(text)
+    if end < n and text[end] == quote:
+        return OK, end + 1
+    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+        if not partial:
+            return FAIL, end
+        if resume is None:
+            resume = _ScanState(end, _IN_VALUE_STRING, [], [], pos)
+        else:
+            resume.pos = end
+        states[pos, flavor] = resume
+        return MORE, n
+    return FAIL, end  # a bad escape sequence
+
+
+def _still_in_string(text: str, flavor: str, partial: bool, resume: _ScanState) -> bool:
+    """Whether a container scan that stopped inside a string is still inside it on the longer ``text``; the
+    string's new complete characters are passed over (``resume.pos`` moves past them) either way.
+
+    Most feeds of a stream add a few characters to a string value: this answers them without setting up the
+    token scanner."""
+    end = _BODY[text[resume.string_start], flavor].match(text, resume.pos).end()
+    resume.pos = end
+    if end >= len(text):
+        return partial
+    return partial and text[end] == "\\" and _PARTIAL_ESCAPE[flavor].match(text, end) is not None
 
 
 def _scan_any_container(
@@ -505,6 +561,11 @@ def _scan_any_container(
     if states is not None:
         resume = states.pop((pos, flavor), None)
         if resume is not None:
+            if (resume.phase == _IN_VALUE_STRING or resume.phase == _IN_KEY_STRING) and _still_in_string(
+                text, flavor, partial, resume
+            ):
+                states[pos, flavor] = resume
+                return MORE, len(text)
             status, end, state = _scan_container(text, pos, flavor, partial, memo, resume)
             if state is not None:
                 states[pos, flavor] = state

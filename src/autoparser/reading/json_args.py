@@ -36,10 +36,12 @@ _SKIP_PLAIN = re.compile(r'[^"{}\[\],]+')
 _SKIP_STRING = re.compile(r'[^"\\]+')
 _ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
-_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?\Z")
+# Exactly the prefixes of JSON numbers (no "1.e"): one ending in a digit is a whole number.
+_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]*)?)?|[eE][+-]?[0-9]*)?)?\Z")
 _NUMBER_CHARS = frozenset("0123456789.eE+-")
 _LITERALS = ("true", "false", "null")
+_LITERAL_PREFIXES = frozenset(word[:k] for word in _LITERALS for k in range(1, len(word) + 1))
+_SPACES = frozenset(" \t\n\r")
 _CONTROL_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 _DECODER = json.JSONDecoder(strict=False)
 
@@ -63,18 +65,23 @@ class JsonArguments:
 
 
 class JsonView:
-    """The shown form of raw JSON arguments arriving piece by piece (see the module docstring)."""
+    """The shown form of raw JSON arguments arriving piece by piece (see the module docstring).
+
+    A stream feeds it every few characters, so the common pieces take short paths: text inside a string value is
+    shown as it comes (nothing is ever held back there), and text between values is held in one list
+    (``_pending``) until the next closable point, with the raw form kept aside only for the rare piece shown
+    otherwise (a raw control character in a key)."""
 
     __slots__ = (
         "_escape",
         "_escaped",
-        "_held_raw",
-        "_key",
+        "_key_start",
         "_keys",
         "_literal",
         "_member_mark",
         "_number",
         "_pending",
+        "_raw_fixes",
         "_skip_depth",
         "_skip_key",
         "_skip_string",
@@ -93,9 +100,10 @@ class JsonView:
         self._state = _START
         self._stack: list[str] = []  # closers of the open containers, innermost last
         self._keys: list[set[str] | None] = []  # keys seen per open container (None: an array)
-        self._pending: list[str] = []  # shown text held back since the last closable point
+        self._pending: list[str] = []  # shown text held back since the last closable point (never inside a string)
+        self._raw_fixes: dict[int, str] = {}  # raw text of the _pending entries shown otherwise, by index
         self._member_mark = -1  # where in _pending the open member (its comma) starts; -1: none
-        self._key: list[str] = []  # the raw key string being read
+        self._key_start = 0  # where in _pending the key being read starts (its opening quote)
         self._number = ""
         self._literal = ""
         self._escape = ""  # an escape sequence cut off by the end of the text so far
@@ -106,7 +114,6 @@ class JsonView:
         self._skipped: list[str] = []  # the member being left out (a duplicate key)
         self._tail: list[str] = []  # text after the point where the JSON broke
         self._top: list[str] = []  # a top-level value that is not an object, held whole
-        self._held_raw: list[str] = []  # raw text of _pending (what is left out if the value ends here)
         self.emitted_in_string = False  # the last closable point is inside a string
         self.shown = 0  # length of the text shown so far
         self.fed = 0  # characters of raw text consumed
@@ -117,6 +124,10 @@ class JsonView:
     def feed(self, text: str) -> str:
         """Read ``text`` (the next piece of the raw arguments); return what it adds to the shown text."""
         self.fed += len(text)
+        state = self._state
+        if state == _STRING and not self._escape and _STRING_RUN.fullmatch(text):
+            self.shown += len(text)  # (what the general path below returns for it, at a fraction of the cost)
+            return text
         out: list[str] = []
         i, n = 0, len(text)
         while i < n:
@@ -125,6 +136,10 @@ class JsonView:
                 i = self._string(text, i, out)
             elif state == _KEY:
                 i = self._key_string(text, i)
+            elif state == _NUMBER_S:
+                i = self._number_char(text, i, out)
+            elif state == _LITERAL:
+                i = self._literal_char(text, i, out)
             elif state == _SKIP:
                 i = self._skip(text, i)
             elif state == _ERROR:
@@ -133,28 +148,29 @@ class JsonView:
             elif state in (_TOP_STRING, _NOT_OBJECT):
                 self._top.append(text[i:])
                 break
-            elif state == _NUMBER_S:
-                i = self._number_char(text, i, out)
-            elif state == _LITERAL:
-                i = self._literal_char(text, i, out)
             else:
                 i = self._structure(text, i, out)
         return "".join(out)
 
-    def _hold(self, shown: str, raw: str | None = None) -> None:
-        self._pending.append(shown)
-        self._held_raw.append(shown if raw is None else raw)
-
     def _emit(self, out: list[str], in_string: bool = False) -> None:
         """A closable point: what was held back is shown."""
-        if self._pending:
-            piece = "".join(self._pending)
+        pending = self._pending
+        if pending:
+            piece = "".join(pending)
             out.append(piece)
             self.shown += len(piece)
-            self._pending.clear()
-            self._held_raw.clear()
+            pending.clear()
+            if self._raw_fixes:
+                self._raw_fixes.clear()
         self._member_mark = -1
         self.emitted_in_string = in_string
+
+    def _raw(self, start: int = 0) -> str:
+        """The raw text of the held-back pieces from index ``start`` on."""
+        pending, fixes = self._pending, self._raw_fixes
+        if not fixes:
+            return "".join(pending[start:])
+        return "".join(fixes.get(k, pending[k]) for k in range(start, len(pending)))
 
     def _fail(self, text: str, i: int) -> int:
         self._state = _ERROR
@@ -163,34 +179,37 @@ class JsonView:
 
     def _structure(self, text: str, i: int, out: list[str]) -> int:
         """Whitespace and punctuation between values."""
-        ws = _WS.match(text, i).end()
-        if ws > i:
-            if self._state != _START and self._state != _DONE:
-                self._hold(text[i:ws])
+        char = text[i]
+        state = self._state
+        if char in _SPACES:
+            ws = _WS.match(text, i).end()
+            if state != _START and state != _DONE:
+                self._pending.append(text[i:ws])
             if ws == len(text):
                 return ws
             i = ws
-        char = text[i]
-        state = self._state
-        if state == _START:
-            if char == "{":
-                self._open("}", out)
-            elif char == '"':
-                self._state = _TOP_STRING
-                self._top.append(text[i:])
-                return len(text)
-            else:
-                self._state = _NOT_OBJECT
-                self._top.append(text[i:])
-                return len(text)
-            return i + 1
-        if state == _DONE:
+            char = text[i]
+        if state == _AFTER_VALUE:
+            closer = self._stack[-1]
+            if char == closer:
+                self._close(out)
+                return i + 1
+            if char == ",":
+                self._member_mark = len(self._pending)
+                self._pending.append(",")
+                self._state = _OBJ_KEY if closer == "}" else _VALUE
+                return i + 1
             return self._fail(text, i)
-        if state in (_OBJ_OPEN, _OBJ_KEY):
+        if state in (_VALUE, _ARR_OPEN):
+            if char == "]" and state == _ARR_OPEN:
+                self._close(out)
+                return i + 1
+            return self._value_start(text, i, out)
+        if state in (_OBJ_KEY, _OBJ_OPEN):
             if char == '"':
                 self._state = _KEY
-                self._key = ['"']
-                self._hold('"')
+                self._key_start = len(self._pending)
+                self._pending.append('"')
                 return i + 1
             if char == "}" and state == _OBJ_OPEN:
                 self._close(out)
@@ -207,35 +226,32 @@ class JsonView:
                 self._start_skip(key)
                 return i + 1
             keys.add(key)
-            self._hold(":")
+            self._pending.append(":")
             self._state = _VALUE
             return i + 1
-        if state in (_VALUE, _ARR_OPEN):
-            if char == "]" and state == _ARR_OPEN:
-                self._close(out)
-                return i + 1
-            return self._value_start(text, i, out)
-        # _AFTER_VALUE
-        closer = self._stack[-1]
-        if char == closer:
-            self._close(out)
+        if state == _START:
+            if char == "{":
+                self._open("}", out)
+            elif char == '"':
+                self._state = _TOP_STRING
+                self._top.append(text[i:])
+                return len(text)
+            else:
+                self._state = _NOT_OBJECT
+                self._top.append(text[i:])
+                return len(text)
             return i + 1
-        if char == ",":
-            self._member_mark = len(self._pending)
-            self._hold(",")
-            self._state = _OBJ_KEY if closer == "}" else _VALUE
-            return i + 1
-        return self._fail(text, i)
+        return self._fail(text, i)  # _DONE: text after the object
 
     def _open(self, closer: str, out: list[str]) -> None:
-        self._hold("{" if closer == "}" else "[")
+        self._pending.append("{" if closer == "}" else "[")
         self._stack.append(closer)
         self._keys.append(set() if closer == "}" else None)
         self._state = _OBJ_OPEN if closer == "}" else _ARR_OPEN
         self._emit(out)
 
     def _close(self, out: list[str]) -> None:
-        self._hold(self._stack.pop())
+        self._pending.append(self._stack.pop())
         self._keys.pop()
         self._after_value(out)
 
@@ -245,61 +261,65 @@ class JsonView:
 
     def _value_start(self, text: str, i: int, out: list[str]) -> int:
         char = text[i]
-        if char == "{" or char == "[":
-            self._open("}" if char == "{" else "]", out)
-            return i + 1
         if char == '"':
-            self._hold('"')
+            self._pending.append('"')
             self._state = _STRING
             self._emit(out, in_string=True)
             return i + 1
         if char == "-" or "0" <= char <= "9":
             self._state, self._number = _NUMBER_S, ""
             return self._number_char(text, i, out)
+        if char == "{" or char == "[":
+            self._open("}" if char == "{" else "]", out)
+            return i + 1
         if char in "tfn":
             self._state, self._literal = _LITERAL, ""
             return self._literal_char(text, i, out)
         return self._fail(text, i)
 
     def _string(self, text: str, i: int, out: list[str]) -> int:
-        """Inside a string value: every character (or whole escape) is a closable point."""
+        """Inside a string value: every character (or whole escape) is a closable point, so nothing is held back
+        (``_pending`` is empty here) and each piece is shown at once."""
         n = len(text)
         if self._escape:
             return self._finish_escape(text, i, out)
         while i < n:
             run = _STRING_RUN.match(text, i)
             if run is not None:
-                self._hold(run.group())
+                piece = run.group()
+                out.append(piece)
+                self.shown += len(piece)
                 i = run.end()
-                self._emit(out, in_string=True)
                 continue
             char = text[i]
             if char == '"':
-                self._hold('"')
+                self._pending.append('"')
                 self._after_value(out)
                 return i + 1
             if char == "\\":
                 self._escape = ""
                 return self._finish_escape(text, i, out)
-            self._hold(_escape_control(char), char)
+            piece = _escape_control(char)
+            out.append(piece)
+            self.shown += len(piece)
             self._escaped = True
-            self._emit(out, in_string=True)
             i += 1
         return i
 
     def _finish_escape(self, text: str, i: int, out: list[str] | None) -> int:
-        """An escape sequence, possibly continuing one cut off by the previous piece; held until complete."""
+        """An escape sequence (in a string value, or in a key: ``out`` None), possibly continuing one cut off by the
+        previous piece; held until complete."""
         candidate = self._escape + text[i : i + 6 - len(self._escape)]
         found = _ESCAPE.match(candidate)
         if found is not None:
             used = found.end() - len(self._escape)
             self._escape = ""
+            piece = found.group()
             if out is None:
-                self._key.append(found.group())
-                self._hold(found.group())
+                self._pending.append(piece)
             else:
-                self._hold(found.group())
-                self._emit(out, in_string=True)
+                out.append(piece)
+                self.shown += len(piece)
             return i + used
         if _ESCAPE_PREFIX.match(candidate) and i + len(candidate) - len(self._escape) >= len(text):
             self._escape = candidate  # cut off: wait for the rest
@@ -312,48 +332,56 @@ class JsonView:
         n = len(text)
         if self._escape:
             return self._finish_escape(text, i, None)
+        pending = self._pending
         while i < n:
             run = _STRING_RUN.match(text, i)
             if run is not None:
-                self._key.append(run.group())
-                self._hold(run.group())
+                pending.append(run.group())
                 i = run.end()
                 continue
             char = text[i]
             if char == '"':
-                self._key.append('"')
-                self._hold('"')
+                pending.append('"')
                 self._state = _AFTER_KEY
                 return i + 1
             if char == "\\":
                 self._escape = ""
                 return self._finish_escape(text, i, None)
-            self._key.append(char)
-            self._hold(_escape_control(char), char)
+            self._raw_fixes[len(pending)] = char
+            pending.append(_escape_control(char))
             self._escaped = True
             i += 1
         return i
 
     def _decode_key(self) -> str | None:
+        """The key just read (its shown form decodes to the same value as its raw one), whitespace after it too."""
         try:
-            key = _DECODER.decode("".join(self._key))
+            key = _DECODER.decode("".join(self._pending[self._key_start :]))
         except ValueError:
             return None
         return key if isinstance(key, str) else None
 
     def _number_char(self, text: str, i: int, out: list[str]) -> int:
+        """A number: shown up to each digit that completes it (``_NUMBER_PREFIX`` admits only prefixes of numbers,
+        so a prefix ending in a digit is a whole number)."""
         n = len(text)
-        while i < n and text[i] in _NUMBER_CHARS:
-            candidate = self._number + text[i]
+        number = self._number
+        while i < n:
+            char = text[i]
+            if char not in _NUMBER_CHARS:
+                break
+            candidate = number + char
             if not _NUMBER_PREFIX.match(candidate):
+                self._number = number
                 return self._fail(text, i)
-            self._number = candidate
-            self._hold(text[i])
-            if _NUMBER.match(candidate):
+            number = candidate
+            self._pending.append(char)
+            if "0" <= char <= "9":
                 self._emit(out)
             i += 1
+        self._number = number
         if i < n:  # the number ended
-            if not _NUMBER.match(self._number):
+            if not "0" <= number[-1:] <= "9":
                 return self._fail(text, i)
             self._state = _AFTER_VALUE if self._stack else _DONE
         return i
@@ -362,10 +390,10 @@ class JsonView:
         n = len(text)
         while i < n:
             candidate = self._literal + text[i]
-            if not any(word.startswith(candidate) for word in _LITERALS):
+            if candidate not in _LITERAL_PREFIXES:
                 return self._fail(text, i)
             self._literal = candidate
-            self._hold(text[i])
+            self._pending.append(text[i])
             i += 1
             if candidate in _LITERALS:
                 self._state = _AFTER_VALUE if self._stack else _DONE
@@ -376,9 +404,10 @@ class JsonView:
     def _start_skip(self, key: str) -> None:
         """A member whose key was seen before: left out, from its comma to the end of its value."""
         mark = max(self._member_mark, 0)
-        self._skipped = ["".join(self._held_raw[mark:]), ":"]
+        self._skipped = [self._raw(mark), ":"]
         del self._pending[mark:]
-        del self._held_raw[mark:]
+        if self._raw_fixes:
+            self._raw_fixes = {k: raw for k, raw in self._raw_fixes.items() if k < mark}
         self._member_mark = -1
         self._skip_depth, self._skip_string, self._escape = 0, False, ""
         self._state = _SKIP
@@ -458,7 +487,7 @@ class JsonView:
             return _top_level("".join(self._top), notes)
         if self._state == _START:
             return JsonArguments("{}", notes, repaired)
-        left = "".join(self._held_raw) + (self._escape if self._state != _SKIP else "") + "".join(self._tail)
+        left = self._raw() + (self._escape if self._state != _SKIP else "") + "".join(self._tail)
         left = left.strip()
         if left:
             notes.append(f"left out: {left!r}")
