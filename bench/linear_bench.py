@@ -131,11 +131,13 @@ def _long_string(template: str) -> Callable[[int], str] | None:
 
         found = params.parse(repeated(4)).tool_calls
         if found and json.loads(found[0].arguments).get("location") == _START + piece * 4 + _END:
-            fixed = len(repeated(0))
-            return lambda size, repeated=repeated, fixed=fixed, unit=len(written): repeated(
-                max((size - fixed) // unit, 1)
-            )
+            return functools.partial(_sized, repeated, len(repeated(0)), len(written))
     return None
+
+
+def _sized(repeated: Callable[[int], str], fixed: int, unit: int, size: int) -> str:
+    """``repeated(count)`` about ``size`` characters long (``fixed`` of them around ``count`` units of ``unit``)."""
+    return repeated(max((size - fixed) // unit, 1))
 
 
 def _many_calls(template: str) -> Callable[[int], str] | None:

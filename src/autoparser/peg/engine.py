@@ -804,7 +804,7 @@ def _partial_end_pattern(delimiters: tuple[str, ...]) -> Callable[[str, int], re
 
 
 def _json(c: _Compiler, node: Json) -> Matcher:
-    kind, flavor, private = node.kind, node.flavor, node.private
+    kind, flavor, private, canonical = node.kind, node.flavor, node.private, node.canonical
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
     dict_like = json_scan.dict_syntax(flavor) is not None  # Gemma 4's argument dicts and their family
@@ -816,7 +816,9 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, kind, flavor, st.partial, st.private_json if private else st.json)
+        memo = st.private_json if private else st.json
+        spans = st.source.canonical_json if canonical else None
+        status, end = scan(st.text, pos, kind, flavor, st.partial, memo, spans)
         if status == FAIL:
             if end >= st.n:
                 st.touched = True  # unterminated (complete input)

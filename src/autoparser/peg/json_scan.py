@@ -142,6 +142,35 @@ def _reject_constant(name: str) -> None:
 _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
 
 
+class _Duplicate(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _Duplicate
+    return found
+
+
+# Canonical JSON: strict (no raw control character in a string) and no key twice in an object.
+_CANONICAL = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique)
+
+
+def _canonical_end(text: str, pos: int) -> int:
+    """The end of the canonical JSON value at ``pos``; -1 if a value is there but is not canonical. Raises what the
+    lenient decoder raises where no value is there: the two part only at a control character in a string (strict
+    stops there) or a repeated key (the hook stops there)."""
+    try:
+        return _CANONICAL.raw_decode(text, pos)[1]
+    except _Duplicate:
+        return -1
+    except json.JSONDecodeError as err:
+        if err.msg.startswith("Invalid control character"):
+            return -1
+        raise
+
+
 @dataclass(slots=True)
 class _ScanState:
     """Where a container scan stopped at the end of partial input: enough to continue it later."""
@@ -265,7 +294,8 @@ class _ContainerScan:
                 results[start, "value", flavor] = results[start, _CONTAINER_KINDS[text[start]], flavor] = (FAIL, end)
 
     def run(self, state: _ScanState) -> tuple[int, int, _ScanState | None]:
-        """Scan from ``state`` until the outermost container closes, the input fails, or it runs out."""
+        """Scan from ``state`` until the outermost container closes, the input fails, or it runs out (``state`` is
+        then updated to where to resume, and returned)."""
         text, partial, quotes, flavor = self.text, self.partial, self.quotes, self.flavor
         n = len(text)
         closers, opens = state.closers, state.opens
@@ -278,7 +308,8 @@ class _ContainerScan:
                 if end >= n or text[end] != quote:
                     if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
                         # cut off: resume inside the string, after its last complete character or escape
-                        return self._out_of_input(_ScanState(end, phase, closers, opens, state.string_start), end)
+                        state.pos, state.phase = end, phase
+                        return self._out_of_input(state, end)
                     self.stopped(FAIL, end, opens)
                     return FAIL, end, None  # a bad escape sequence
                 i = end + 1
@@ -291,7 +322,8 @@ class _ContainerScan:
             elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
                 i = ws(text, i).end()  # (a resumed scan may find more whitespace here)
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _OPENED, closers, opens), i)
+                    state.pos, state.phase = i, _OPENED
+                    return self._out_of_input(state, i)
                 if text[i] == closers[-1]:
                     closers.pop()
                     i += 1
@@ -305,7 +337,8 @@ class _ContainerScan:
                 end = text.find(close, i)
                 if end < 0:  # resume where a closing quote cut off at the end could begin
                     resume = max(i, n - len(close) + 1)
-                    return self._out_of_input(_ScanState(resume, phase, closers, opens, state.string_start), n)
+                    state.pos, state.phase = resume, phase
+                    return self._out_of_input(state, n)
                 i = end + len(close)
                 if phase == _IN_KEY_QUOTED:
                     phase, i = self._after_key(i)
@@ -316,7 +349,8 @@ class _ContainerScan:
             elif phase == _KEY:
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _KEY, closers, opens), i)
+                    state.pos, state.phase = i, _KEY
+                    return self._out_of_input(state, i)
                 if text[i] not in quotes:
                     if self.dict:
                         key_start = i
@@ -341,7 +375,8 @@ class _ContainerScan:
             elif phase == _VALUE:
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _VALUE, closers, opens), i)
+                    state.pos, state.phase = i, _VALUE
+                    return self._out_of_input(state, i)
                 ch = text[i]
                 if ch == "{" or ch == "[":
                     closers.append("}" if ch == "{" else "]")
@@ -369,7 +404,8 @@ class _ContainerScan:
                     status, end = _scan_scalar(text, i, flavor, partial)
                     if status != OK:
                         if status == MORE:  # a number or keyword cut off: resume at its start
-                            return MORE, n, _ScanState(i, _VALUE, closers, opens)
+                            state.pos, state.phase = i, _VALUE
+                            return MORE, n, state
                         self.stopped(FAIL, end, opens)
                         return FAIL, end, None
                     i = end
@@ -380,7 +416,8 @@ class _ContainerScan:
                     return OK, i, None
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _AFTER, closers, opens), i)
+                    state.pos, state.phase = i, _AFTER
+                    return self._out_of_input(state, i)
                 ch = text[i]
                 if ch == self.comma:
                     i = ws(text, i + 1).end()
@@ -479,9 +516,17 @@ _KIND_STARTS = {"object": "{", "array": "["}
 
 
 def scan_json(
-    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None = None
+    text: str,
+    pos: int,
+    kind: str,
+    flavor: str,
+    partial: bool,
+    memo: JsonMemo | None = None,
+    canonical: dict[int, int] | None = None,
 ) -> tuple[int, int]:
-    """Scan one value of ``kind`` (value/object/array/string/number/bool/null) at ``pos``."""
+    """Scan one value of ``kind`` (value/object/array/string/number/bool/null) at ``pos``. With ``canonical``, a
+    JSON object or array the C decoder reads as canonical JSON (strict, every key once per object) is recorded there
+    (start -> end; see :class:`~.nodes.Json`)."""
     n = len(text)
     if pos >= n:
         return (MORE, n) if partial else (FAIL, pos)
@@ -490,7 +535,7 @@ def scan_json(
         if ch == "{" or ch == "[":
             if kind != "value" and ch != _KIND_STARTS[kind]:
                 return FAIL, pos
-            return _scan_any_container(text, pos, kind, flavor, partial, memo)
+            return _scan_any_container(text, pos, kind, flavor, partial, memo, canonical)
         if kind != "value":
             return FAIL, pos
         if ch in _QUOTES[flavor] and memo is not None and memo.states is not None:
@@ -550,27 +595,30 @@ def _still_in_string(text: str, flavor: str, partial: bool, resume: _ScanState) 
 
 
 def _scan_any_container(
-    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None
+    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None, canonical: dict[int, int] | None
 ) -> tuple[int, int]:
     if memo is None:
-        return _decode_or_scan(text, pos, flavor, partial, None)
+        return _decode_or_scan(text, pos, flavor, partial, None, canonical)
     known = memo.results.get((pos, kind, flavor))
     if known is not None:
         return known
     states = memo.states
     if states is not None:
-        resume = states.pop((pos, flavor), None)
+        key = (pos, flavor)
+        resume = states.get(key)
         if resume is not None:
+            # (a stream's feeds mostly land here: the scan cut off by the last feed goes on)
             if (resume.phase == _IN_VALUE_STRING or resume.phase == _IN_KEY_STRING) and _still_in_string(
                 text, flavor, partial, resume
             ):
-                states[pos, flavor] = resume
                 return MORE, len(text)
-            status, end, state = _scan_container(text, pos, flavor, partial, memo, resume)
+            status, end, state = _ContainerScan(text, flavor, partial, memo).run(resume)
             if state is not None:
-                states[pos, flavor] = state
-            elif status != MORE:
-                memo.results[pos, kind, flavor] = (status, end)
+                states[key] = state
+            else:
+                del states[key]
+                if status != MORE:
+                    memo.results[pos, kind, flavor] = (status, end)
             return status, end
     inside_decoded = memo.decoded[0] < pos < memo.decoded[1]
     if inside_decoded or (states is not None and partial):
@@ -580,7 +628,7 @@ def _scan_any_container(
         if state is not None and states is not None:
             states[pos, flavor] = state
     else:
-        status, end = _decode_or_scan(text, pos, flavor, partial, memo)
+        status, end = _decode_or_scan(text, pos, flavor, partial, memo, canonical)
         if status == OK:
             memo.decoded = (pos, end)
     if status != MORE:
@@ -588,10 +636,17 @@ def _scan_any_container(
     return status, end
 
 
-def _decode_or_scan(text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None) -> tuple[int, int]:
+def _decode_or_scan(
+    text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None, canonical: dict[int, int] | None = None
+) -> tuple[int, int]:
     """The C decoder for complete JSON containers, else the token scanner."""
     if flavor == "json":
         try:
+            if canonical is not None:
+                end = _canonical_end(text, pos)
+                if end >= 0:
+                    canonical[pos] = end
+                    return OK, end
             return OK, _DECODER.raw_decode(text, pos)[1]
         except json.JSONDecodeError as err:
             if partial and _cut_off_at_end(text, err):

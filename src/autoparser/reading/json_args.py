@@ -48,6 +48,7 @@ _DECODER = json.JSONDecoder(strict=False)
 # States: what the next character may be.
 _START, _OBJ_OPEN, _OBJ_KEY, _KEY, _AFTER_KEY, _VALUE, _AFTER_VALUE, _STRING, _NUMBER_S, _LITERAL = range(10)
 _ARR_OPEN, _SKIP, _DONE, _ERROR, _TOP_STRING, _NOT_OBJECT = range(10, 16)
+_BETWEEN = frozenset({_START, _OBJ_OPEN, _OBJ_KEY, _AFTER_KEY, _VALUE, _AFTER_VALUE, _ARR_OPEN, _DONE})  # structure
 
 
 def _escape_control(char: str) -> str:
@@ -125,14 +126,20 @@ class JsonView:
         """Read ``text`` (the next piece of the raw arguments); return what it adds to the shown text."""
         self.fed += len(text)
         state = self._state
-        if state == _STRING and not self._escape and _STRING_RUN.fullmatch(text):
-            self.shown += len(text)  # (what the general path below returns for it, at a fraction of the cost)
+        if state in (_STRING, _KEY) and not self._escape and _STRING_RUN.fullmatch(text):
+            # (what the general path below does with it, at a fraction of the cost)
+            if state == _KEY:
+                self._pending.append(text)
+                return ""
+            self.shown += len(text)
             return text
         out: list[str] = []
         i, n = 0, len(text)
         while i < n:
             state = self._state
-            if state == _STRING:
+            if state in _BETWEEN:
+                i = self._structure(text, i, out)
+            elif state == _STRING:
                 i = self._string(text, i, out)
             elif state == _KEY:
                 i = self._key_string(text, i)
@@ -145,11 +152,9 @@ class JsonView:
             elif state == _ERROR:
                 self._tail.append(text[i:])
                 break
-            elif state in (_TOP_STRING, _NOT_OBJECT):
+            else:  # _TOP_STRING, _NOT_OBJECT
                 self._top.append(text[i:])
                 break
-            else:
-                i = self._structure(text, i, out)
         return "".join(out)
 
     def _emit(self, out: list[str], in_string: bool = False) -> None:
@@ -539,13 +544,17 @@ def _string_prefix(text: str) -> tuple[str, bool] | None:
     return (value, False) if isinstance(value, str) else None
 
 
-def read_json_arguments(text: str) -> JsonArguments:
+def read_json_arguments(text: str, *, canonical: bool = False) -> JsonArguments:
     """Complete (or finally broken) raw JSON arguments as :class:`JsonArguments`; a valid object without duplicate
-    keys or raw control characters comes back as written (without surrounding whitespace)."""
+    keys or raw control characters comes back as written (without surrounding whitespace). ``canonical``: the
+    caller knows ``text`` is one such JSON value (the parse decoded it so: :attr:`.peg.AstNode.canonical_json`), so
+    it is not decoded again."""
     stripped = text.lstrip(" \t\r\n")  # (trailing whitespace may be inside a string cut off)
     if stripped.startswith("{"):
+        if canonical:
+            return JsonArguments(stripped.rstrip(" \t\r\n"))
         try:
-            json.loads(stripped, object_pairs_hook=_unique)
+            _UNIQUE_KEYS.decode(stripped)
         except (ValueError, RecursionError):
             pass
         else:
@@ -564,3 +573,6 @@ def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if len(found) != len(pairs):
         raise _Duplicate
     return found
+
+
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique)  # strict; one decoder for every call (json.loads makes one)

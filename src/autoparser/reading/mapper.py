@@ -450,7 +450,9 @@ def _arguments(
             return _repaired_conversion(convert_args, reading.name, raw.text)
         return JsonArguments("")  # shown only when complete
     if raw is not None:
-        return read_json_arguments(raw.text) if final else JsonArguments(JsonView().feed(raw.text))
+        if final:
+            return read_json_arguments(raw.text, canonical=raw.canonical_json)
+        return JsonArguments(JsonView().feed(raw.text))
     if reading.tagged:
         return _tagged_arguments(reading.tagged, complete, broken)
     if broken and reading.unknown:  # broke off in members the format does not define: keep them as far as they go
