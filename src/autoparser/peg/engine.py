@@ -913,11 +913,17 @@ def _string_content(c: _Compiler, node: StringContent) -> Matcher:
     quote, flavor = node.quote, node.flavor
     if quote not in ('"', "'") or flavor not in ("json", "python", "pythonic"):
         raise GrammarError(f"string_content(): unsupported quote {quote!r} or flavor {flavor!r}")
-    scan = json_scan.scan_string_body
+    scan = json_scan.resume_string_body
     what = describe(node)
+    uid = c.uid()
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, quote, flavor, st.partial)
+        # A body scanned before from the same position (an earlier feed, or an earlier try in this parse) goes on
+        # after its last complete character or escape: a long string streamed piece by piece is scanned once.
+        known = st.scans.get(uid)
+        resume = known[1] if known is not None and known[0] == pos else pos
+        status, end, resume = scan(st.text, pos, resume, quote, flavor, st.partial)
+        st.scans[uid] = (pos, resume)
         if status == MORE:
             if not st.touched:
                 st.touched, st.frontier = True, (match, pos, end)

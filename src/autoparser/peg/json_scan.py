@@ -38,6 +38,7 @@ __all__ = [
     "JsonMemo",
     "dict_flavor",
     "dict_syntax",
+    "resume_string_body",
     "scan_json",
     "scan_string_body",
 ]
@@ -210,6 +211,20 @@ def scan_string_body(text: str, pos: int, quote: str, flavor: str, partial: bool
     if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
         return (MORE, n) if partial else (FAIL, end)
     return FAIL, end  # a bad escape sequence
+
+
+def resume_string_body(
+    text: str, pos: int, resume: int, quote: str, flavor: str, partial: bool
+) -> tuple[int, int, int]:
+    """:func:`scan_string_body` of the body starting at ``pos``, continued from ``resume`` (``pos``, or the third
+    value an earlier scan of the same body returned: where it may resume once the text has grown), and that value."""
+    end = _BODY[quote, flavor].match(text, resume).end()
+    n = len(text)
+    if end < n and text[end] == quote:
+        return OK, end, end
+    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+        return ((MORE, n) if partial else (FAIL, end)) + (end,)
+    return FAIL, end, end  # a bad escape sequence
 
 
 def _scan_string(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, int]:
