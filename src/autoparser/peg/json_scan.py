@@ -181,6 +181,7 @@ class _ScanState:
     closers: list[str]  # expected closing brackets, innermost last
     opens: list[int]  # start position of each open container
     string_start: int = -1  # the opening quote, for the in-string phases
+    scan: _ContainerScan | None = None  # the scanner that goes on from here (its text dropped between runs)
 
 
 @dataclass(slots=True)
@@ -627,7 +628,13 @@ def _scan_any_container(
                 text, flavor, partial, resume
             ):
                 return MORE, len(text)
-            status, end, state = _ContainerScan(text, flavor, partial, memo).run(resume)
+            scan = resume.scan
+            if scan is None or scan.memo is not memo or scan.partial != partial:
+                scan = resume.scan = _ContainerScan(text, flavor, partial, memo)
+            else:
+                scan.text = text
+            status, end, state = scan.run(resume)
+            scan.text = ""  # (no reference to the text kept: a stream's buffer grows in place only if it has none)
             if state is not None:
                 states[key] = state
             else:

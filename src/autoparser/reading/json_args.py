@@ -48,7 +48,7 @@ _DECODER = json.JSONDecoder(strict=False)
 # States: what the next character may be.
 _START, _OBJ_OPEN, _OBJ_KEY, _KEY, _AFTER_KEY, _VALUE, _AFTER_VALUE, _STRING, _NUMBER_S, _LITERAL = range(10)
 _ARR_OPEN, _SKIP, _DONE, _ERROR, _TOP_STRING, _NOT_OBJECT = range(10, 16)
-_BETWEEN = frozenset({_START, _OBJ_OPEN, _OBJ_KEY, _AFTER_KEY, _VALUE, _AFTER_VALUE, _ARR_OPEN, _DONE})  # structure
+_TEXT = frozenset({_STRING, _KEY})  # inside a string value or a key
 
 
 def _escape_control(char: str) -> str:
@@ -126,7 +126,7 @@ class JsonView:
         """Read ``text`` (the next piece of the raw arguments); return what it adds to the shown text."""
         self.fed += len(text)
         state = self._state
-        if state in (_STRING, _KEY) and not self._escape and _STRING_RUN.fullmatch(text):
+        if state in _TEXT and not self._escape and _STRING_RUN.fullmatch(text):
             # (what the general path below does with it, at a fraction of the cost)
             if state == _KEY:
                 self._pending.append(text)
@@ -135,26 +135,9 @@ class JsonView:
             return text
         out: list[str] = []
         i, n = 0, len(text)
+        readers = _READERS
         while i < n:
-            state = self._state
-            if state in _BETWEEN:
-                i = self._structure(text, i, out)
-            elif state == _STRING:
-                i = self._string(text, i, out)
-            elif state == _KEY:
-                i = self._key_string(text, i)
-            elif state == _NUMBER_S:
-                i = self._number_char(text, i, out)
-            elif state == _LITERAL:
-                i = self._literal_char(text, i, out)
-            elif state == _SKIP:
-                i = self._skip(text, i)
-            elif state == _ERROR:
-                self._tail.append(text[i:])
-                break
-            else:  # _TOP_STRING, _NOT_OBJECT
-                self._top.append(text[i:])
-                break
+            i = readers[self._state](self, text, i, out)
         return "".join(out)
 
     def _emit(self, out: list[str], in_string: bool = False) -> None:
@@ -182,71 +165,102 @@ class JsonView:
         self._tail.append(text[i:])
         return len(text)
 
-    def _structure(self, text: str, i: int, out: list[str]) -> int:
-        """Whitespace and punctuation between values."""
+    # Readers, one per state (``_READERS``): each reads from ``text[i]`` on and returns where it stopped. Between
+    # values, whitespace is held back (a reader returns after it, and the next call reads what follows).
+
+    def _spaces(self, text: str, i: int) -> int:
+        ws = _WS.match(text, i).end()
+        self._pending.append(text[i:ws])
+        return ws
+
+    def _read_start(self, text: str, i: int, out: list[str]) -> int:
         char = text[i]
-        state = self._state
         if char in _SPACES:
-            ws = _WS.match(text, i).end()
-            if state != _START and state != _DONE:
-                self._pending.append(text[i:ws])
-            if ws == len(text):
-                return ws
-            i = ws
-            char = text[i]
-        if state == _AFTER_VALUE:
-            closer = self._stack[-1]
-            if char == closer:
-                self._close(out)
-                return i + 1
-            if char == ",":
-                self._member_mark = len(self._pending)
-                self._pending.append(",")
-                self._state = _OBJ_KEY if closer == "}" else _VALUE
-                return i + 1
-            return self._fail(text, i)
-        if state in (_VALUE, _ARR_OPEN):
-            if char == "]" and state == _ARR_OPEN:
-                self._close(out)
-                return i + 1
-            return self._value_start(text, i, out)
-        if state in (_OBJ_KEY, _OBJ_OPEN):
-            if char == '"':
-                self._state = _KEY
-                self._key_start = len(self._pending)
-                self._pending.append('"')
-                return i + 1
-            if char == "}" and state == _OBJ_OPEN:
-                self._close(out)
-                return i + 1
-            return self._fail(text, i)
-        if state == _AFTER_KEY:
-            if char != ":":
-                return self._fail(text, i)
-            key = self._decode_key()
-            keys = self._keys[-1]
-            if key is None or keys is None:
-                return self._fail(text, i)
-            if key in keys:
-                self._start_skip(key)
-                return i + 1
-            keys.add(key)
-            self._pending.append(":")
-            self._state = _VALUE
+            return _WS.match(text, i).end()  # (not part of the arguments)
+        if char == "{":
+            self._open("}", out)
             return i + 1
-        if state == _START:
-            if char == "{":
-                self._open("}", out)
-            elif char == '"':
-                self._state = _TOP_STRING
-                self._top.append(text[i:])
-                return len(text)
-            else:
-                self._state = _NOT_OBJECT
-                self._top.append(text[i:])
-                return len(text)
+        self._state = _TOP_STRING if char == '"' else _NOT_OBJECT
+        self._top.append(text[i:])
+        return len(text)
+
+    def _read_member_start(self, text: str, i: int, out: list[str]) -> int:
+        """After ``{`` or a member's comma: a key's opening quote (or the ``}`` of an empty object)."""
+        char = text[i]
+        if char == '"':
+            self._state = _KEY
+            self._key_start = len(self._pending)
+            self._pending.append('"')
             return i + 1
-        return self._fail(text, i)  # _DONE: text after the object
+        if char in _SPACES:
+            return self._spaces(text, i)
+        if char == "}" and self._state == _OBJ_OPEN:
+            self._close(out)
+            return i + 1
+        return self._fail(text, i)
+
+    def _read_after_key(self, text: str, i: int, out: list[str]) -> int:
+        char = text[i]
+        if char != ":":
+            return self._spaces(text, i) if char in _SPACES else self._fail(text, i)
+        key = self._decode_key()
+        keys = self._keys[-1]
+        if key is None or keys is None:
+            return self._fail(text, i)
+        if key in keys:
+            self._start_skip(key)
+            return i + 1
+        keys.add(key)
+        self._pending.append(":")
+        self._state = _VALUE
+        return i + 1
+
+    def _read_value(self, text: str, i: int, out: list[str]) -> int:
+        """Where a value starts (after ``:``, ``[`` or an element's comma)."""
+        char = text[i]
+        if char in _SPACES:
+            return self._spaces(text, i)
+        if char == "]" and self._state == _ARR_OPEN:
+            self._close(out)
+            return i + 1
+        return self._value_start(text, i, out)
+
+    def _read_after_value(self, text: str, i: int, out: list[str]) -> int:
+        char = text[i]
+        closer = self._stack[-1]
+        if char == ",":
+            self._member_mark = len(self._pending)
+            self._pending.append(",")
+            self._state = _OBJ_KEY if closer == "}" else _VALUE
+            return i + 1
+        if char == closer:
+            self._close(out)
+            return i + 1
+        if char in _SPACES:
+            return self._spaces(text, i)
+        return self._fail(text, i)
+
+    def _read_done(self, text: str, i: int, out: list[str]) -> int:
+        if text[i] in _SPACES:
+            return _WS.match(text, i).end()  # (trailing whitespace: not part of the arguments)
+        return self._fail(text, i)
+
+    def _read_string(self, text: str, i: int, out: list[str]) -> int:
+        return self._string(text, i, out)
+
+    def _read_key(self, text: str, i: int, out: list[str]) -> int:
+        return self._key_string(text, i)
+
+    def _read_skip(self, text: str, i: int, out: list[str]) -> int:
+        return self._skip(text, i)
+
+    def _read_error(self, text: str, i: int, out: list[str]) -> int:
+        self._tail.append(text[i:])
+        return len(text)
+
+    def _read_top(self, text: str, i: int, out: list[str]) -> int:
+        self._top.append(text[i:])
+        return len(text)
 
     def _open(self, closer: str, out: list[str]) -> None:
         self._pending.append("{" if closer == "}" else "[")
@@ -360,8 +374,11 @@ class JsonView:
 
     def _decode_key(self) -> str | None:
         """The key just read (its shown form decodes to the same value as its raw one), whitespace after it too."""
+        written = "".join(self._pending[self._key_start :]).rstrip(" \t\n\r")
+        if "\\" not in written:
+            return written[1:-1]  # (no escape: the text between the quotes is the key)
         try:
-            key = _DECODER.decode("".join(self._pending[self._key_start :]))
+            key = _DECODER.decode(written)
         except ValueError:
             return None
         return key if isinstance(key, str) else None
@@ -376,7 +393,10 @@ class JsonView:
             if char not in _NUMBER_CHARS:
                 break
             candidate = number + char
-            if not _NUMBER_PREFIX.match(candidate):
+            # (a digit after a digit goes on any number but 0 and -0; anything else is checked)
+            if not ("0" <= char <= "9" and "0" <= number[-1:] <= "9" and number != "0" and number != "-0") and (
+                not _NUMBER_PREFIX.match(candidate)
+            ):
                 self._number = number
                 return self._fail(text, i)
             number = candidate
@@ -499,6 +519,29 @@ class JsonView:
             repaired = True
         text = shown + self.closers()
         return JsonArguments(text, notes, repaired or self._state != _DONE)
+
+
+_READERS = tuple(
+    {
+        _START: JsonView._read_start,
+        _OBJ_OPEN: JsonView._read_member_start,
+        _OBJ_KEY: JsonView._read_member_start,
+        _KEY: JsonView._read_key,
+        _AFTER_KEY: JsonView._read_after_key,
+        _VALUE: JsonView._read_value,
+        _AFTER_VALUE: JsonView._read_after_value,
+        _STRING: JsonView._read_string,
+        _NUMBER_S: JsonView._number_char,
+        _LITERAL: JsonView._literal_char,
+        _ARR_OPEN: JsonView._read_value,
+        _SKIP: JsonView._read_skip,
+        _DONE: JsonView._read_done,
+        _ERROR: JsonView._read_error,
+        _TOP_STRING: JsonView._read_top,
+        _NOT_OBJECT: JsonView._read_top,
+    }[state]
+    for state in range(16)
+)
 
 
 def _top_level(text: str, notes: list[str]) -> JsonArguments:

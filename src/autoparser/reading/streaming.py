@@ -422,7 +422,10 @@ class StreamParser:
             return [MessageDelta(content=text) if kind == tags.CONTENT else MessageDelta(reasoning_content=text)]
         out = self._calls[leaf.call]
         if kind == tags.TOOL_ARGS:
-            fragment = out.view_of(source, out.view_start, end)
+            view = out.view
+            assert view is not None  # (the leaf was opened on this view: _open_leaf)
+            fragment = view.feed(source[out.view_end : end])  # (most feeds: only the new text is read)
+            out.view_end = end
         else:
             raw = source[start:end]
             core = raw.rstrip(WHITESPACE)
