@@ -62,6 +62,8 @@ def hermes(size: int) -> tuple[ChatParams, str]:
 
 
 def _nested_value(rng: random.Random, depth: int) -> object:
+    """Objects and arrays ``depth`` levels deep, of numbers, booleans, nulls and strings with quotes: many small
+    containers, the shape that costs a JSON reader most per character."""
     if depth == 0:
         return rng.choice([rng.randint(-999, 9999), round(rng.random() * 100, 3), True, False, None, f"v{depth} \"q\""])
     if rng.random() < 0.5:

@@ -186,8 +186,13 @@ class _CallOut:
             shown = view.feed(source[start:end])
             self.view_end = end
             return shown[self.sent :]
+        before = view.shown
         fragment = view.feed(source[self.view_end : end]) if end > self.view_end else ""
         self.view_end = end
+        if before < self.sent:
+            # The client has more than this view showed: the arguments were sent read whole meanwhile (a parse found
+            # the call complete, and the next one open again). Both are prefixes of one shown text: send the rest.
+            fragment = fragment[self.sent - before :]
         return fragment
 
 
@@ -422,10 +427,7 @@ class StreamParser:
             return [MessageDelta(content=text) if kind == tags.CONTENT else MessageDelta(reasoning_content=text)]
         out = self._calls[leaf.call]
         if kind == tags.TOOL_ARGS:
-            view = out.view
-            assert view is not None  # (the leaf was opened on this view: _open_leaf)
-            fragment = view.feed(source[out.view_end : end])  # (most feeds: only the new text is read)
-            out.view_end = end
+            fragment = out.view_of(source, out.view_start, end)
         else:
             raw = source[start:end]
             core = raw.rstrip(WHITESPACE)
