@@ -5,6 +5,8 @@ Each shape is built from the template's own syntax where it has one (tests/suppo
 * ``many_calls``  a no-argument ``ping`` call repeated;
 * ``nested_args`` one call whose argument holds large nested JSON of numbers and booleans;
 * ``big_array``   one call whose argument holds a huge array of numbers;
+* ``long_string`` one call whose string argument is long (quotes, escapes, line breaks, non-ASCII), written as the
+  template writes strings: Python literals in pythonic calls, JSON strings in JSON arguments, raw text in tags;
 * ``markers``     the call-start marker repeated with junk after it;
 * ``raw_brackets`` ``[`` x N;  ``raw_objects`` ``{"a":`` x N;  ``sure_objects`` ``Sure. `` + ``{"a":`` x N;
 * ``end_markers`` the template's end-of-turn markers repeated after a short answer (each used to look ahead over
@@ -12,12 +14,15 @@ Each shape is built from the template's own syntax where it has one (tests/suppo
 * ``content``     long plain content;  ``reasoning`` a long reasoning block then an answer (reasoning templates).
 
 Reported per template and shape: ``parse()`` ms at 10 KB / 100 KB / 1 MB with the growth ratio between 10x sizes,
-and streaming one character per feed (total ms, µs per feed) at 10 KB / 100 KB (1 MB with ``--stream-1mb``). A flat
-µs-per-feed and a growth ratio near 10 mean linear. Targets, enforced by ``--check`` (exit 1): parse of 1 MB < 1 s,
+and streaming one character per feed (total ms, µs per feed) at 10 KB / 100 KB (1 MB with ``--stream-1mb``; other
+sizes with ``--stream-sizes``, and pieces of several characters, as a server receives tokens, with ``--feed 1-4``:
+the µs are then per character). A flat µs-per-feed and a growth ratio near 10 mean linear (the ratio is normalised
+to a 10x size step). Targets, enforced by ``--check`` (exit 1): parse of 1 MB < 1 s,
 streaming 100 KB < 1 s, growth ratio <= 15. Every measurement runs under a time budget (SIGALRM); once a size
 exceeds it, bigger sizes of that shape are reported as "> budget" (and miss their target) without running.
 
 Run: python bench/linear_bench.py [--quick] [--check] [--templates A,B] [--shapes X,Y] [--budget S] [--stream-1mb]
+     [--stream-sizes N,N] [--feed N|MIN-MAX]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import argparse
 import functools
 import itertools
 import json
+import random
 import signal
 import sys
 import time
@@ -107,6 +113,37 @@ def _number_array(size: int) -> str:
     return "[" + body[: max(size - 2, 0)].rstrip(", ") + "]"
 
 
+# A long string argument's repeated piece: quotes, a backslash, a line break, non-ASCII text and brackets, escaped
+# as the template escapes them (where the template writes them so that they do not read back, a plain piece).
+_RICH_PIECE = 'Say "hi" to Zo\u00eb \u2014 it\'s 5\\6 (ok), [x]\n'
+_PLAIN_PIECE = "The quick brown fox \u2014 Zo\u00eb, 5 < 6; (ok) "
+_START, _END = "QQSTART", "QQEND"
+
+
+def _long_string(template: str) -> Callable[[int], str] | None:
+    """One call whose ``location`` string argument is about ``size`` characters of the template's own spelling."""
+    params = chat(template)
+    for piece in (_RICH_PIECE, _PLAIN_PIECE):
+        call = render_calls(template, [("get_weather", {"location": _START + piece + _END})])
+        if call is None or _START not in call or _END not in call:
+            return None
+        head, _, rest = call.partition(_START)
+        written, _, tail = rest.partition(_END)
+
+        def repeated(count: int, head: str = head, written: str = written, tail: str = tail) -> str:
+            return head + _START + written * count + _END + tail
+
+        found = params.parse(repeated(4)).tool_calls
+        if found and json.loads(found[0].arguments).get("location") == _START + piece * 4 + _END:
+            return functools.partial(_sized, repeated, len(repeated(0)), len(written))
+    return None
+
+
+def _sized(repeated: Callable[[int], str], fixed: int, unit: int, size: int) -> str:
+    """``repeated(count)`` about ``size`` characters long (``fixed`` of them around ``count`` units of ``unit``)."""
+    return repeated(max((size - fixed) // unit, 1))
+
+
 def _many_calls(template: str) -> Callable[[int], str] | None:
     call = render_calls(template, [("ping", {})])
     return None if call is None else (lambda size: _repeat(call + "\n", size))
@@ -138,6 +175,7 @@ SHAPES: dict[str, Callable[[str], Callable[[int], str] | None]] = {
     "many_calls": _many_calls,
     "nested_args": lambda t: _with_argument(t, _nested_json),
     "big_array": lambda t: _with_argument(t, _number_array),
+    "long_string": _long_string,
     "markers": _markers,
     "raw_brackets": lambda t: lambda size: "[" * size,
     "raw_objects": lambda t: lambda size: _repeat('{"a":', size),
@@ -160,10 +198,19 @@ class Row:
     misses: list[str] = field(default_factory=list)
 
 
-def _stream(template: str, text: str) -> None:
+def _stream(template: str, text: str, feed: tuple[int, int] = (1, 1)) -> None:
+    """Stream ``text`` in pieces of ``feed[0]`` to ``feed[1]`` characters (seeded: the same pieces every run)."""
     stream = chat(template).stream()
-    for char in text:
-        stream.feed(char)
+    if feed == (1, 1):
+        for char in text:
+            stream.feed(char)
+    else:
+        rng = random.Random(len(text))
+        at = 0
+        while at < len(text):
+            step = rng.randint(*feed)
+            stream.feed(text[at : at + step])
+            at += step
     stream.finish()
 
 
@@ -213,7 +260,9 @@ def measure(template: str, shape: str, make: Callable[[int], str], args: argpars
     )
     row.stream_s = _series(
         args.stream_sizes,
-        lambda n: _timed(functools.partial(_stream, template, make(n)), args.budget, f"{template} {shape} stream {n}"),
+        lambda n: _timed(
+            functools.partial(_stream, template, make(n), args.feed), args.budget, f"{template} {shape} stream {n}"
+        ),
     )
     if None in row.parse_s.values() or None in row.stream_s.values():
         row.misses.append("over the time budget")
@@ -264,11 +313,18 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--budget", type=float, default=5.0, help="seconds per measurement (default 5)")
     parser.add_argument("--stream-1mb", action="store_true", help="also stream 1 MB one character per feed")
+    parser.add_argument("--stream-sizes", help="comma-separated sizes to stream instead (e.g. 16000,128000,1000000)")
+    parser.add_argument("--feed", default="1", help="characters per feed: N, or MIN-MAX drawn seeded (default 1)")
     args = parser.parse_args()
     args.parse_sizes = PARSE_SIZES[:2] if args.quick else PARSE_SIZES
-    args.stream_sizes = (
-        STREAM_SIZES[:1] if args.quick else (*STREAM_SIZES, 1_000_000) if args.stream_1mb else STREAM_SIZES
-    )
+    if args.stream_sizes:
+        args.stream_sizes = tuple(int(size) for size in args.stream_sizes.split(","))
+    else:
+        args.stream_sizes = (
+            STREAM_SIZES[:1] if args.quick else (*STREAM_SIZES, 1_000_000) if args.stream_1mb else STREAM_SIZES
+        )
+    low, _, high = args.feed.partition("-")
+    args.feed = (int(low), int(high or low))
     wanted = [s.strip() for s in args.templates.split(",")] if args.templates else None
     shapes = [s.strip() for s in args.shapes.split(",")] if args.shapes else list(SHAPES)
     rows: list[Row] = []

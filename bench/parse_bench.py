@@ -1,7 +1,8 @@
-"""Parse and streaming benchmark for three output shapes at 200 B, 2 KB and 20 KB.
+"""Parse and streaming benchmark for four output shapes at 200 B, 2 KB and 20 KB.
 
 * Qwen3-Coder: a tagged tool call whose ``code`` argument carries the bulk (code with ``<``, quotes, newlines);
 * Hermes-2-Pro: a JSON tool call whose ``content`` string argument carries the bulk (with escapes);
+* Hermes nested: parallel JSON tool calls (four per 20 KB) whose arguments are nested JSON objects and arrays;
 * QwQ: reasoning (up to ``</think>``) then a plain answer.
 
 Reported: µs per full parse (``ChatParams.parse``), and total ms to stream the output one character per feed
@@ -60,6 +61,34 @@ def hermes(size: int) -> tuple[ChatParams, str]:
     return params, head + body[: size - len(head) - len(tail) - 1].rstrip("\\") + '"' + tail
 
 
+def _nested_value(rng: random.Random, depth: int) -> object:
+    """Objects and arrays ``depth`` levels deep, of numbers, booleans, nulls and strings with quotes: many small
+    containers, the shape that costs a JSON reader most per character."""
+    if depth == 0:
+        return rng.choice([rng.randint(-999, 9999), round(rng.random() * 100, 3), True, False, None, f"v{depth} \"q\""])
+    if rng.random() < 0.5:
+        return [_nested_value(rng, depth - 1) for _ in range(rng.randint(1, 3))]
+    return {f"key_{i}": _nested_value(rng, depth - 1) for i in range(rng.randint(1, 3))}
+
+
+def hermes_nested(size: int) -> tuple[ChatParams, str]:
+    """Parallel calls, one per 5 KB (at least one), each of whose ``options`` argument is a nested JSON object."""
+    tmpl = ChatTemplate.load("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use")
+    schema = {"type": "object", "properties": {"options": {"type": "object"}}, "required": ["options"]}
+    tools = [{"type": "function", "function": {"name": "configure", "description": "d", "parameters": schema}}]
+    params = tmpl.apply([{"role": "user", "content": "go"}], tools=tools, parallel_tool_calls=True)
+    rng = random.Random(5)
+    count = max(size // 5_000, 1)
+    calls = []
+    for _ in range(count):
+        options: dict[str, object] = {}
+        head = '<tool_call>\n{"name": "configure", "arguments": {"options": '
+        while len(head) + len(json.dumps(options)) + 20 < size // count:
+            options[f"group_{len(options)}"] = _nested_value(rng, 4 if size >= 2_000 else 1)
+        calls.append(head + json.dumps(options) + "}}\n</tool_call>")
+    return params, "\n".join(calls)
+
+
 def qwq(size: int) -> tuple[ChatParams, str]:
     params = ChatTemplate.load("Qwen-QwQ-32B").apply([{"role": "user", "content": "go"}], reasoning_format="auto")
     reasoning = _filler(size * 3 // 4, 3)
@@ -95,7 +124,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print(f"{'workload':<14}{'size':>8}{'parse µs':>12}{'stream ms':>12}")
-    for name, make in (("Qwen3-Coder", qwen3_coder), ("Hermes-2-Pro", hermes), ("QwQ", qwq)):
+    workloads = (("Qwen3-Coder", qwen3_coder), ("Hermes-2-Pro", hermes), ("Hermes nested", hermes_nested), ("QwQ", qwq))
+    for name, make in workloads:
         for size in SIZES:
             params, text = make(size)
             message = params.parse(text)

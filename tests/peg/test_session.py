@@ -8,11 +8,15 @@ a fresh partial parse of the same prefix, and the final complete parse must equa
 
 from __future__ import annotations
 
+import json
+import re
+
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from autoparser import peg as p
-from autoparser.peg import AstNode, ParseResult, TextBuffer
+from autoparser.peg import AstNode, ParseResult, TextBuffer, json_scan
 
 from .strategies import graph_cases, hermes_outputs, qwen_outputs, reasoning_outputs
 
@@ -201,3 +205,105 @@ def test_a_structure_broken_far_from_its_start_recovers_the_same_in_a_session(
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=8)) if data is not None else []
     _check_session(_LONG, text, cuts)
     _check_session(_LONG, text, list(range(len(text))))
+
+
+# --- string values growing across feeds ------------------------------------------------------------------------------
+
+# String values as each flavor writes them, with what makes resuming a scan delicate: escapes (cut between their
+# characters when fed piece by piece), escaped quotes, the other quote, backslashes, non-ASCII text, and a few that
+# are malformed (a bad escape, no closing quote).
+_STRINGS = {
+    "json": [
+        '"say \\"hi\\" to Zo\\u00eb \\u2014 it\'s 5\\\\6, [x] {y}\\n"',
+        '"Zoë — 😀 \\ud83d\\ude00 tab\\tend\\\\"',
+        '"a\\/b\\b\\f\\r"',
+        '"bad \\q escape"',
+        '"no closing quote',
+    ],
+    "pythonic": [
+        "'it\\'s \"quoted\" — Zoë 😀\\n'",
+        '"say \\"hi\\" \\x41\\u00e9\\N{EM DASH} back\\\\slash"',
+        "'ends in a backslash\\\\'",
+        "'no closing quote",
+    ],
+}
+_STRINGS["python"] = _STRINGS["pythonic"]
+
+
+def _string_parsers(flavor: str) -> list[p.Parser]:
+    """A string value alone, as a pythonic argument (``f(x=...)``), and inside a list and an object."""
+    value = p.tag("v", p.json(flavor))
+    return [
+        value + p.end(),
+        p.tag("s", p.json_string(flavor)) + p.space() + p.end(),
+        p.tag("call", p.literal("f(x=") + value + p.space() + ")") + p.end(),
+        p.tag("list", p.json(flavor)) + p.end(),
+        p.zero_or_more(p.choice(p.tag("call", p.literal("f(x=") + value + ")"), p.tag("t", p.until("f(")))) + p.end(),
+    ]
+
+
+@pytest.mark.parametrize(("flavor", "text"), [(f, t) for f, texts in _STRINGS.items() for t in texts])
+def test_a_string_value_read_across_feeds_equals_a_fresh_parse(flavor: str, text: str) -> None:
+    """A string value cut off by the end of the input resumes its scan after its last complete character or escape
+    on the next feed (a long pythonic string argument was rescanned from its opening quote on every feed): at every
+    cut in two, and fed one character at a time, a session reads exactly what a fresh parse of each prefix reads."""
+    wrapped = {
+        0: text,
+        1: text,
+        2: f"f(x={text})",
+        3: f"[1, {text}, {{'k': {text}}}]".replace("'k'", '"k"' if flavor == "json" else "'k'"),
+        4: f"text f(x={text})f(x={text})",
+    }
+    for parser, sample in zip(_string_parsers(flavor), wrapped.values(), strict=True):
+        for cut in range(len(sample) + 1):
+            _check_session(parser, sample, [cut])
+        _check_session(parser, sample, list(range(len(sample))))
+
+
+_STRING_BODY = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_STRING_BODY, flavor=st.sampled_from(["json", "pythonic"]), data=st.data())
+def test_any_string_read_across_feeds_equals_a_fresh_parse(value: str, flavor: str, data: st.DataObject) -> None:
+    """Any string, written the flavor's way (``json.dumps``, Python's ``repr``), cut anywhere and fed in pieces."""
+    text = json.dumps(value, ensure_ascii=data.draw(st.booleans())) if flavor == "json" else repr(value)
+    sample = f"f(x={text})"
+    parser = _string_parsers(flavor)[2]
+    _check_session(parser, sample, data.draw(st.lists(st.integers(0, len(sample)), max_size=8)))
+    _check_session(parser, sample, list(range(len(sample))))
+
+
+class _CountingPattern:
+    """A string-body pattern that counts the characters its matches pass over (how much scanning a stream costs)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.scanned = 0
+
+    def match(self, text: str, pos: int) -> re.Match[str] | None:
+        found = self.pattern.match(text, pos)
+        if found is not None:
+            self.scanned += found.end() - pos
+        return found
+
+
+@pytest.mark.parametrize(("flavor", "quote"), [("pythonic", '"'), ("json", '"')])
+def test_a_long_string_fed_one_character_at_a_time_is_scanned_once(
+    flavor: str, quote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linear streaming, counted rather than timed: feeding a 4,000-character string value one character at a time
+    scans each character a bounded number of times (rescanning from the opening quote would pass over about
+    eight million)."""
+    counting = _CountingPattern(json_scan._BODY[quote, flavor])
+    monkeypatch.setitem(json_scan._BODY, (quote, flavor), counting)
+    parser = p.tag("call", p.literal("f(x=") + p.tag("v", p.json(flavor)) + ")") + p.end()
+    text = "f(x=" + quote + ("Zoë said \\" + quote + "hi\\" + quote + ", 5\\\\6 ") * 200 + quote + ")"
+    session = parser.compile().session()
+    buffer = TextBuffer()
+    for char in text:
+        buffer.append(char)
+        if session.advance(buffer) is None:
+            session.parse(buffer)
+    assert session.parse(buffer, partial=False).success
+    assert counting.scanned <= 3 * len(text), counting.scanned

@@ -43,7 +43,7 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         other = p.negate(p.literal(CONTENT_RECIPIENT) + name_end) + undeclared.not_declared(request.tools, name_end)
         other_name = p.tag(tags.TOOL_NAME, p.chars(undeclared.IDENTIFIER_CHARS)) + name_end
         other_head = p.atomic(p.literal(SEPARATOR) + other + other_name + p.space())
-        body = p.commit() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        body = p.commit() + p.tag(tags.TOOL_ARGS, p.json(canonical=True)) + p.space()
         call = p.tag(tags.TOOL, p.choice(head, *undeclared.alternative(request, other_head)) + body)
         # Committed at the name: kept as it stood if the arguments break (their rest is left out, with a warning).
         items.append(recover_call(call, [SEPARATOR, *end_of_turn_markers(analysis)], balanced=JSON))

@@ -105,7 +105,7 @@ def _tool_call(request: ParseRequest) -> p.Parser:
     other += p.negate(p.end())  # (a name the output ends in may be cut off)
     name = p.choice(declared, *undeclared.alternative(request, other))
     header = _header(_recipient(FUNCTIONS + name), _channel())
-    args = p.tag(tags.TOOL_ARGS, p.json_object())
+    args = p.tag(tags.TOOL_ARGS, p.json_object(canonical=True))
     opening = p.atomic(header + p.space() + p.peek("{")) + p.commit()  # kept as it stood if the rest breaks
     # (the rest of a broken call, up to its end marker or the next message, is left out with a warning)
     call = p.tag(tags.TOOL, opening + args + p.space() + _end_of_message())

@@ -107,7 +107,7 @@ def _call(request: ParseRequest, ends: list[str]) -> p.Parser:
     does not declare is read too, and marked (see parser/calls/undeclared.py)."""
     declared = [_head(tool) for tool in sorted(request.tools, key=lambda t: -len(t.name))]
     heads = p.choice(*declared, *undeclared.alternative(request, _undeclared_head(request.tools)))
-    args = p.choice(p.tag(tags.TOOL_ARGS, p.json()), p.peek(p.space() + CALL_END))  # `{}` may be left out
+    args = p.choice(p.tag(tags.TOOL_ARGS, p.json(canonical=True)), p.peek(p.space() + CALL_END))  # `{}` may be left out
     body = flex(CALL_BEGIN) + heads + p.commit() + p.space() + args + p.choice(flex(CALL_END), p.eps())
     # Committed at the head: kept as it stood if the rest breaks; the rest, up to the call's end, is left out.
     stops = (CALL_END, CALL_BEGIN, SECTION_END, SECTION_BEGIN, THINK_END, *ends)

@@ -105,7 +105,7 @@ def _call(tools: tuple[ToolSpec, ...]) -> p.Parser:
     server = flex(SERVER_START) + p.chars(_SERVER_NAME) + flex(SERVER_END)
     names = (p.tag(tags.TOOL_NAME, p.literal(t.name)) for t in sorted(tools, key=lambda t: -len(t.name)))
     name = p.atomic(p.literal(TOOL_START) + p.space() + p.choice(*names) + p.space() + TOOL_END)
-    arguments = p.tag(tags.TOOL_ARGS, p.json())
+    arguments = p.tag(tags.TOOL_ARGS, p.json(canonical=True))
     body = p.optional(server) + p.space() + name + flex(ARGS_START) + p.commit() + arguments
     call = p.tag(tags.TOOL, body + p.optional(p.space() + ARGS_END))
     stops = (ARGS_END, BLOCK_END, BLOCK_START, THINK_END)  # the rest of a broken call ends at its markup

@@ -307,11 +307,12 @@ class _Tagged:
         if b.argument:
             body = p.space() + p.zero_or_more(self.argument(tool) + p.space())
         else:
-            body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+            body = p.space() + p.tag(tags.TOOL_ARGS, p.json(canonical=True)) + p.space()
         if b.json_block:
             # JSON arguments in a block of their own, as the template writes arguments given as JSON text
             # (`<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`)
-            wrapped = _whole(self.header(b.json_block)) + p.space() + p.tag(tags.TOOL_ARGS, p.json_object())
+            arguments = p.tag(tags.TOOL_ARGS, p.json_object(canonical=True))
+            wrapped = _whole(self.header(b.json_block)) + p.space() + arguments
             body = p.choice(wrapped + p.space() + p.optional(_whole(self.closer(b.json_block))) + p.space(), body)
         closing = p.choice(_whole(closer) + p.commit(), p.tag(tags.CUT, p.end()))
         return p.tag(tags.TOOL, p.atomic(head) + p.commit() + body + closing)
@@ -454,7 +455,7 @@ class _Addressed:
         arguments. Committed at the header; a body that breaks keeps the call as it stood (its rest, to the next
         header or the block end, left out with a warning)."""
         b = self.blocks
-        body = p.space() + p.tag(tags.TOOL_ARGS, p.json()) + p.space()
+        body = p.space() + p.tag(tags.TOOL_ARGS, p.json(canonical=True)) + p.space()
         call = p.tag(tags.TOOL, self.call_head() + p.commit() + body)
         return recover_call(call, stops, balanced=JSON, closers=(b.call_closer,) if b.call_closer else ())
 

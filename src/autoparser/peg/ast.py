@@ -31,10 +31,13 @@ class Status(IntEnum):
 class TextBuffer:
     """Append-only input text, shared by a parse's nodes (see the module docstring)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("canonical_json", "text")
 
     def __init__(self, text: str = "") -> None:
         self.text = text
+        # Start -> end of the JSON objects and arrays in the text that a parse decoded as canonical JSON (strict, no
+        # key twice in an object; see nodes.Json). Facts about the text: as it only grows, they stay true.
+        self.canonical_json: dict[int, int] = {}
 
     def append(self, piece: str) -> None:
         """Append ``piece``; amortised O(len(piece)) as long as no one else holds a reference to :attr:`text`."""
@@ -85,6 +88,12 @@ class AstNode:
     def text(self) -> str:
         """The matched text."""
         return self._source.text[self.start : self.end]
+
+    @property
+    def canonical_json(self) -> bool:
+        """Whether the parse decoded exactly this node's span as a canonical JSON object or array (strict JSON, no key
+        twice in an object: see :class:`~.nodes.Json`). False says only that it did not: the text may still be."""
+        return self._source.canonical_json.get(self.start) == self.end
 
     def source_text(self, start: int, end: int) -> str:
         """The input between ``start`` and ``end``: what surrounds the node (markup a parser consumed untagged)."""

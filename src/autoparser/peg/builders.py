@@ -260,12 +260,13 @@ def _flavor(flavor: str) -> JsonFlavor:
     return flavor  # type: ignore[return-value]
 
 
-def json(flavor: str = "json", *, private: bool = False) -> Parser:
+def json(flavor: str = "json", *, private: bool = False, canonical: bool = False) -> Parser:
     """Any JSON value (``flavor="python"``: a Python literal with ``'`` strings, True/False/None; ``"pythonic"``:
     a Python literal that may also spell its keywords the JSON way, true/false/null, as models calling tools
     Python-style do). ``private``: what its scans find out about the values inside stays unknown to the guards of
-    other alternatives (see :class:`~.nodes.Json`)."""
-    return Json("value", _flavor(flavor), private)
+    other alternatives; ``canonical``: the parse records whether a complete object or array is strict JSON with
+    every key once per object (see :class:`~.nodes.Json`)."""
+    return Json("value", _flavor(flavor), private, canonical)
 
 
 def python_value() -> Parser:
@@ -273,10 +274,11 @@ def python_value() -> Parser:
     return Json("value", "python")
 
 
-def json_object(flavor: str = "json") -> Parser:
+def json_object(flavor: str = "json", *, canonical: bool = False) -> Parser:
     """A JSON object (``flavor="gemma"``: Gemma 4's argument dict, with bare keys and values and ``<|"|>`` strings;
-    ``json_scan.dict_flavor(syntax)`` names another syntax of that family; these have no grammar writer)."""
-    return Json("object", _flavor(flavor))
+    ``json_scan.dict_flavor(syntax)`` names another syntax of that family; these have no grammar writer).
+    ``canonical`` as for :func:`json`."""
+    return Json("object", _flavor(flavor), canonical=canonical)
 
 
 def json_array(flavor: str = "json") -> Parser:

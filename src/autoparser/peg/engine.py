@@ -804,7 +804,7 @@ def _partial_end_pattern(delimiters: tuple[str, ...]) -> Callable[[str, int], re
 
 
 def _json(c: _Compiler, node: Json) -> Matcher:
-    kind, flavor, private = node.kind, node.flavor, node.private
+    kind, flavor, private, canonical = node.kind, node.flavor, node.private, node.canonical
     if kind not in ("value", "object", "array", "string", "number", "bool", "null"):
         raise GrammarError(f"unknown JSON kind {kind!r}")
     dict_like = json_scan.dict_syntax(flavor) is not None  # Gemma 4's argument dicts and their family
@@ -816,7 +816,9 @@ def _json(c: _Compiler, node: Json) -> Matcher:
     what = describe(node)
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, kind, flavor, st.partial, st.private_json if private else st.json)
+        memo = st.private_json if private else st.json
+        spans = st.source.canonical_json if canonical else None
+        status, end = scan(st.text, pos, kind, flavor, st.partial, memo, spans)
         if status == FAIL:
             if end >= st.n:
                 st.touched = True  # unterminated (complete input)
@@ -911,11 +913,17 @@ def _string_content(c: _Compiler, node: StringContent) -> Matcher:
     quote, flavor = node.quote, node.flavor
     if quote not in ('"', "'") or flavor not in ("json", "python", "pythonic"):
         raise GrammarError(f"string_content(): unsupported quote {quote!r} or flavor {flavor!r}")
-    scan = json_scan.scan_string_body
+    scan = json_scan.resume_string_body
     what = describe(node)
+    uid = c.uid()
 
     def match(st: _State, pos: int) -> tuple[int, int]:
-        status, end = scan(st.text, pos, quote, flavor, st.partial)
+        # A body scanned before from the same position (an earlier feed, or an earlier try in this parse) goes on
+        # after its last complete character or escape: a long string streamed piece by piece is scanned once.
+        known = st.scans.get(uid)
+        resume = known[1] if known is not None and known[0] == pos else pos
+        status, end, resume = scan(st.text, pos, resume, quote, flavor, st.partial)
+        st.scans[uid] = (pos, resume)
         if status == MORE:
             if not st.touched:
                 st.touched, st.frontier = True, (match, pos, end)

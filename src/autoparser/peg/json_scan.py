@@ -38,6 +38,7 @@ __all__ = [
     "JsonMemo",
     "dict_flavor",
     "dict_syntax",
+    "resume_string_body",
     "scan_json",
     "scan_string_body",
 ]
@@ -142,6 +143,35 @@ def _reject_constant(name: str) -> None:
 _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
 
 
+class _Duplicate(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _Duplicate
+    return found
+
+
+# Canonical JSON: strict (no raw control character in a string) and no key twice in an object.
+_CANONICAL = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique)
+
+
+def _canonical_end(text: str, pos: int) -> int:
+    """The end of the canonical JSON value at ``pos``; -1 if a value is there but is not canonical. Raises what the
+    lenient decoder raises where no value is there: the two part only at a control character in a string (strict
+    stops there) or a repeated key (the hook stops there)."""
+    try:
+        return _CANONICAL.raw_decode(text, pos)[1]
+    except _Duplicate:
+        return -1
+    except json.JSONDecodeError as err:
+        if err.msg.startswith("Invalid control character"):
+            return -1
+        raise
+
+
 @dataclass(slots=True)
 class _ScanState:
     """Where a container scan stopped at the end of partial input: enough to continue it later."""
@@ -151,6 +181,7 @@ class _ScanState:
     closers: list[str]  # expected closing brackets, innermost last
     opens: list[int]  # start position of each open container
     string_start: int = -1  # the opening quote, for the in-string phases
+    scan: _ContainerScan | None = None  # the scanner that goes on from here (its text dropped between runs)
 
 
 @dataclass(slots=True)
@@ -181,6 +212,20 @@ def scan_string_body(text: str, pos: int, quote: str, flavor: str, partial: bool
     if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
         return (MORE, n) if partial else (FAIL, end)
     return FAIL, end  # a bad escape sequence
+
+
+def resume_string_body(
+    text: str, pos: int, resume: int, quote: str, flavor: str, partial: bool
+) -> tuple[int, int, int]:
+    """:func:`scan_string_body` of the body starting at ``pos``, continued from ``resume`` (``pos``, or the third
+    value an earlier scan of the same body returned: where it may resume once the text has grown), and that value."""
+    end = _BODY[quote, flavor].match(text, resume).end()
+    n = len(text)
+    if end < n and text[end] == quote:
+        return OK, end, end
+    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+        return ((MORE, n) if partial else (FAIL, end)) + (end,)
+    return FAIL, end, end  # a bad escape sequence
 
 
 def _scan_string(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, int]:
@@ -222,6 +267,19 @@ def _scan_scalar(text: str, pos: int, flavor: str, partial: bool) -> tuple[int, 
     return FAIL, pos
 
 
+def _setup(flavor: str) -> tuple[str, bool, str, str, str, str, re.Pattern[str] | None]:
+    """What a container scan of ``flavor`` needs: its quotes, whether it is a Gemma-family dict (bare tokens and
+    delimiter-token strings), the delimiter tokens, colon and comma, and the bare-token pattern."""
+    syntax = _DICTS.get(flavor)
+    if syntax is None:
+        return _QUOTES[flavor], False, "", "", ":", ",", None
+    return _QUOTES[flavor], True, syntax.quote_open, syntax.quote_close, syntax.colon, syntax.comma, _BARE[flavor]
+
+
+# Per flavor, computed once (a stream sets a scan up on most feeds); dict flavors are registered before first use.
+_SETUPS: dict[str, tuple[str, bool, str, str, str, str, re.Pattern[str] | None]] = {}
+
+
 class _ContainerScan:
     """One run of the token scanner over an object or array (see :func:`_scan_container`)."""
 
@@ -231,13 +289,11 @@ class _ContainerScan:
         self.text = text
         self.flavor = flavor
         self.partial = partial
-        self.quotes = _QUOTES[flavor]
         self.memo = memo
-        syntax = _DICTS.get(flavor)
-        self.dict = syntax is not None  # a Gemma-family dict: bare tokens and delimiter-token strings
-        self.open, self.close = (syntax.quote_open, syntax.quote_close) if syntax is not None else ("", "")
-        self.colon, self.comma = (syntax.colon, syntax.comma) if syntax is not None else (":", ",")
-        self.bare = _BARE.get(flavor)
+        setup = _SETUPS.get(flavor)
+        if setup is None:
+            setup = _SETUPS[flavor] = _setup(flavor)
+        self.quotes, self.dict, self.open, self.close, self.colon, self.comma, self.bare = setup
 
     def closed(self, start: int, end: int) -> None:
         """The container opened at ``start`` ended at ``end``: every later question about it is answered."""
@@ -254,7 +310,8 @@ class _ContainerScan:
                 results[start, "value", flavor] = results[start, _CONTAINER_KINDS[text[start]], flavor] = (FAIL, end)
 
     def run(self, state: _ScanState) -> tuple[int, int, _ScanState | None]:
-        """Scan from ``state`` until the outermost container closes, the input fails, or it runs out."""
+        """Scan from ``state`` until the outermost container closes, the input fails, or it runs out (``state`` is
+        then updated to where to resume, and returned)."""
         text, partial, quotes, flavor = self.text, self.partial, self.quotes, self.flavor
         n = len(text)
         closers, opens = state.closers, state.opens
@@ -267,7 +324,8 @@ class _ContainerScan:
                 if end >= n or text[end] != quote:
                     if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
                         # cut off: resume inside the string, after its last complete character or escape
-                        return self._out_of_input(_ScanState(end, phase, closers, opens, state.string_start), end)
+                        state.pos, state.phase = end, phase
+                        return self._out_of_input(state, end)
                     self.stopped(FAIL, end, opens)
                     return FAIL, end, None  # a bad escape sequence
                 i = end + 1
@@ -280,7 +338,8 @@ class _ContainerScan:
             elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
                 i = ws(text, i).end()  # (a resumed scan may find more whitespace here)
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _OPENED, closers, opens), i)
+                    state.pos, state.phase = i, _OPENED
+                    return self._out_of_input(state, i)
                 if text[i] == closers[-1]:
                     closers.pop()
                     i += 1
@@ -294,7 +353,8 @@ class _ContainerScan:
                 end = text.find(close, i)
                 if end < 0:  # resume where a closing quote cut off at the end could begin
                     resume = max(i, n - len(close) + 1)
-                    return self._out_of_input(_ScanState(resume, phase, closers, opens, state.string_start), n)
+                    state.pos, state.phase = resume, phase
+                    return self._out_of_input(state, n)
                 i = end + len(close)
                 if phase == _IN_KEY_QUOTED:
                     phase, i = self._after_key(i)
@@ -305,7 +365,8 @@ class _ContainerScan:
             elif phase == _KEY:
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _KEY, closers, opens), i)
+                    state.pos, state.phase = i, _KEY
+                    return self._out_of_input(state, i)
                 if text[i] not in quotes:
                     if self.dict:
                         key_start = i
@@ -330,7 +391,8 @@ class _ContainerScan:
             elif phase == _VALUE:
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _VALUE, closers, opens), i)
+                    state.pos, state.phase = i, _VALUE
+                    return self._out_of_input(state, i)
                 ch = text[i]
                 if ch == "{" or ch == "[":
                     closers.append("}" if ch == "{" else "]")
@@ -358,7 +420,8 @@ class _ContainerScan:
                     status, end = _scan_scalar(text, i, flavor, partial)
                     if status != OK:
                         if status == MORE:  # a number or keyword cut off: resume at its start
-                            return MORE, n, _ScanState(i, _VALUE, closers, opens)
+                            state.pos, state.phase = i, _VALUE
+                            return MORE, n, state
                         self.stopped(FAIL, end, opens)
                         return FAIL, end, None
                     i = end
@@ -369,7 +432,8 @@ class _ContainerScan:
                     return OK, i, None
                 i = ws(text, i).end()
                 if i >= n:
-                    return self._out_of_input(_ScanState(i, _AFTER, closers, opens), i)
+                    state.pos, state.phase = i, _AFTER
+                    return self._out_of_input(state, i)
                 ch = text[i]
                 if ch == self.comma:
                     i = ws(text, i + 1).end()
@@ -468,9 +532,17 @@ _KIND_STARTS = {"object": "{", "array": "["}
 
 
 def scan_json(
-    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None = None
+    text: str,
+    pos: int,
+    kind: str,
+    flavor: str,
+    partial: bool,
+    memo: JsonMemo | None = None,
+    canonical: dict[int, int] | None = None,
 ) -> tuple[int, int]:
-    """Scan one value of ``kind`` (value/object/array/string/number/bool/null) at ``pos``."""
+    """Scan one value of ``kind`` (value/object/array/string/number/bool/null) at ``pos``. With ``canonical``, a
+    JSON object or array the C decoder reads as canonical JSON (strict, every key once per object) is recorded there
+    (start -> end; see :class:`~.nodes.Json`)."""
     n = len(text)
     if pos >= n:
         return (MORE, n) if partial else (FAIL, pos)
@@ -479,12 +551,18 @@ def scan_json(
         if ch == "{" or ch == "[":
             if kind != "value" and ch != _KIND_STARTS[kind]:
                 return FAIL, pos
-            return _scan_any_container(text, pos, kind, flavor, partial, memo)
+            return _scan_any_container(text, pos, kind, flavor, partial, memo, canonical)
         if kind != "value":
             return FAIL, pos
+        if ch in _QUOTES[flavor] and memo is not None and memo.states is not None:
+            return _scan_growing_string(text, pos, flavor, partial, memo.states)
         return _scan_scalar(text, pos, flavor, partial)
     if kind == "string":
-        return _scan_string(text, pos, flavor, partial) if ch in _QUOTES[flavor] else (FAIL, pos)
+        if ch not in _QUOTES[flavor]:
+            return FAIL, pos
+        if memo is not None and memo.states is not None:
+            return _scan_growing_string(text, pos, flavor, partial, memo.states)
+        return _scan_string(text, pos, flavor, partial)
     if kind == "number":
         return _scan_number(text, pos, partial)
     word = _KEYWORDS[flavor].get(ch)
@@ -493,23 +571,76 @@ def scan_json(
     return _scan_keyword(text, pos, word, partial)
 
 
+def _scan_growing_string(
+    text: str, pos: int, flavor: str, partial: bool, states: dict[tuple[int, str], _ScanState]
+) -> tuple[int, int]:
+    """A string value at ``pos`` of a growing input: continued from where the last scan of it stopped.
+
+    A string cut off by the end of the input leaves its resume position (after its last complete character or
+    escape), so a stream feeding a long string argument a few characters at a time pays for each character once
+    instead of rescanning the string from its opening quote on every feed."""
+    quote = text[pos]
+    resume = states.pop((pos, flavor), None)
+    end = _BODY[quote, flavor].match(text, pos + 1 if resume is None else resume.pos).end()
+    n = len(text)
+    if end < n and text[end] == quote:
+        return OK, end + 1
+    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+        if not partial:
+            return FAIL, end
+        if resume is None:
+            resume = _ScanState(end, _IN_VALUE_STRING, [], [], pos)
+        else:
+            resume.pos = end
+        states[pos, flavor] = resume
+        return MORE, n
+    return FAIL, end  # a bad escape sequence
+
+
+def _still_in_string(text: str, flavor: str, partial: bool, resume: _ScanState) -> bool:
+    """Whether a container scan that stopped inside a string is still inside it on the longer ``text``; the
+    string's new complete characters are passed over (``resume.pos`` moves past them) either way.
+
+    Most feeds of a stream add a few characters to a string value: this answers them without setting up the
+    token scanner."""
+    end = _BODY[text[resume.string_start], flavor].match(text, resume.pos).end()
+    resume.pos = end
+    if end >= len(text):
+        return partial
+    return partial and text[end] == "\\" and _PARTIAL_ESCAPE[flavor].match(text, end) is not None
+
+
 def _scan_any_container(
-    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None
+    text: str, pos: int, kind: str, flavor: str, partial: bool, memo: JsonMemo | None, canonical: dict[int, int] | None
 ) -> tuple[int, int]:
     if memo is None:
-        return _decode_or_scan(text, pos, flavor, partial, None)
+        return _decode_or_scan(text, pos, flavor, partial, None, canonical)
     known = memo.results.get((pos, kind, flavor))
     if known is not None:
         return known
     states = memo.states
     if states is not None:
-        resume = states.pop((pos, flavor), None)
+        key = (pos, flavor)
+        resume = states.get(key)
         if resume is not None:
-            status, end, state = _scan_container(text, pos, flavor, partial, memo, resume)
+            # (a stream's feeds mostly land here: the scan cut off by the last feed goes on)
+            if (resume.phase == _IN_VALUE_STRING or resume.phase == _IN_KEY_STRING) and _still_in_string(
+                text, flavor, partial, resume
+            ):
+                return MORE, len(text)
+            scan = resume.scan
+            if scan is None or scan.memo is not memo or scan.partial != partial:
+                scan = resume.scan = _ContainerScan(text, flavor, partial, memo)
+            else:
+                scan.text = text
+            status, end, state = scan.run(resume)
+            scan.text = ""  # (no reference to the text kept: a stream's buffer grows in place only if it has none)
             if state is not None:
-                states[pos, flavor] = state
-            elif status != MORE:
-                memo.results[pos, kind, flavor] = (status, end)
+                states[key] = state
+            else:
+                del states[key]
+                if status != MORE:
+                    memo.results[pos, kind, flavor] = (status, end)
             return status, end
     inside_decoded = memo.decoded[0] < pos < memo.decoded[1]
     if inside_decoded or (states is not None and partial):
@@ -519,7 +650,7 @@ def _scan_any_container(
         if state is not None and states is not None:
             states[pos, flavor] = state
     else:
-        status, end = _decode_or_scan(text, pos, flavor, partial, memo)
+        status, end = _decode_or_scan(text, pos, flavor, partial, memo, canonical)
         if status == OK:
             memo.decoded = (pos, end)
     if status != MORE:
@@ -527,10 +658,17 @@ def _scan_any_container(
     return status, end
 
 
-def _decode_or_scan(text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None) -> tuple[int, int]:
+def _decode_or_scan(
+    text: str, pos: int, flavor: str, partial: bool, memo: JsonMemo | None, canonical: dict[int, int] | None = None
+) -> tuple[int, int]:
     """The C decoder for complete JSON containers, else the token scanner."""
     if flavor == "json":
         try:
+            if canonical is not None:
+                end = _canonical_end(text, pos)
+                if end >= 0:
+                    canonical[pos] = end
+                    return OK, end
             return OK, _DECODER.raw_decode(text, pos)[1]
         except json.JSONDecodeError as err:
             if partial and _cut_off_at_end(text, err):

@@ -379,11 +379,16 @@ class Gbnf(Parser):
 class Json(Parser):
     """A JSON (or Python-literal) value of the given kind, scanned by a dedicated fast scanner. ``private``: its
     scans are remembered apart, so what they find out about the values inside (an object that turns out malformed)
-    is not known to the guards of other alternatives (:class:`JsonNotKnownInvalid`, :class:`UntilViableJson`)."""
+    is not known to the guards of other alternatives (:class:`JsonNotKnownInvalid`, :class:`UntilViableJson`).
+    ``canonical``: a complete JSON object or array is decoded as strict JSON (no raw control character in a string)
+    with no key twice in an object where it is so, and its span recorded on the parse's text
+    (:attr:`.ast.AstNode.canonical_json`): a reader that needs that form (raw JSON tool arguments) then need not
+    decode the value a second time to check it."""
 
     kind: JsonKind = "value"
     flavor: JsonFlavor = "json"
     private: bool = False
+    canonical: bool = False
 
 
 @_node

@@ -36,16 +36,19 @@ _SKIP_PLAIN = re.compile(r'[^"{}\[\],]+')
 _SKIP_STRING = re.compile(r'[^"\\]+')
 _ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
-_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?\Z")
+# Exactly the prefixes of JSON numbers (no "1.e"): one ending in a digit is a whole number.
+_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]*)?)?|[eE][+-]?[0-9]*)?)?\Z")
 _NUMBER_CHARS = frozenset("0123456789.eE+-")
 _LITERALS = ("true", "false", "null")
+_LITERAL_PREFIXES = frozenset(word[:k] for word in _LITERALS for k in range(1, len(word) + 1))
+_SPACES = frozenset(" \t\n\r")
 _CONTROL_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 _DECODER = json.JSONDecoder(strict=False)
 
 # States: what the next character may be.
 _START, _OBJ_OPEN, _OBJ_KEY, _KEY, _AFTER_KEY, _VALUE, _AFTER_VALUE, _STRING, _NUMBER_S, _LITERAL = range(10)
 _ARR_OPEN, _SKIP, _DONE, _ERROR, _TOP_STRING, _NOT_OBJECT = range(10, 16)
+_TEXT = frozenset({_STRING, _KEY})  # inside a string value or a key
 
 
 def _escape_control(char: str) -> str:
@@ -63,18 +66,23 @@ class JsonArguments:
 
 
 class JsonView:
-    """The shown form of raw JSON arguments arriving piece by piece (see the module docstring)."""
+    """The shown form of raw JSON arguments arriving piece by piece (see the module docstring).
+
+    A stream feeds it every few characters, so the common pieces take short paths: text inside a string value is
+    shown as it comes (nothing is ever held back there), and text between values is held in one list
+    (``_pending``) until the next closable point, with the raw form kept aside only for the rare piece shown
+    otherwise (a raw control character in a key)."""
 
     __slots__ = (
         "_escape",
         "_escaped",
-        "_held_raw",
-        "_key",
+        "_key_start",
         "_keys",
         "_literal",
         "_member_mark",
         "_number",
         "_pending",
+        "_raw_fixes",
         "_skip_depth",
         "_skip_key",
         "_skip_string",
@@ -93,9 +101,10 @@ class JsonView:
         self._state = _START
         self._stack: list[str] = []  # closers of the open containers, innermost last
         self._keys: list[set[str] | None] = []  # keys seen per open container (None: an array)
-        self._pending: list[str] = []  # shown text held back since the last closable point
+        self._pending: list[str] = []  # shown text held back since the last closable point (never inside a string)
+        self._raw_fixes: dict[int, str] = {}  # raw text of the _pending entries shown otherwise, by index
         self._member_mark = -1  # where in _pending the open member (its comma) starts; -1: none
-        self._key: list[str] = []  # the raw key string being read
+        self._key_start = 0  # where in _pending the key being read starts (its opening quote)
         self._number = ""
         self._literal = ""
         self._escape = ""  # an escape sequence cut off by the end of the text so far
@@ -106,7 +115,6 @@ class JsonView:
         self._skipped: list[str] = []  # the member being left out (a duplicate key)
         self._tail: list[str] = []  # text after the point where the JSON broke
         self._top: list[str] = []  # a top-level value that is not an object, held whole
-        self._held_raw: list[str] = []  # raw text of _pending (what is left out if the value ends here)
         self.emitted_in_string = False  # the last closable point is inside a string
         self.shown = 0  # length of the text shown so far
         self.fed = 0  # characters of raw text consumed
@@ -117,125 +125,152 @@ class JsonView:
     def feed(self, text: str) -> str:
         """Read ``text`` (the next piece of the raw arguments); return what it adds to the shown text."""
         self.fed += len(text)
+        state = self._state
+        if state in _TEXT and not self._escape and _STRING_RUN.fullmatch(text):
+            # (what the general path below does with it, at a fraction of the cost)
+            if state == _KEY:
+                self._pending.append(text)
+                return ""
+            self.shown += len(text)
+            return text
         out: list[str] = []
         i, n = 0, len(text)
+        readers = _READERS
         while i < n:
-            state = self._state
-            if state == _STRING:
-                i = self._string(text, i, out)
-            elif state == _KEY:
-                i = self._key_string(text, i)
-            elif state == _SKIP:
-                i = self._skip(text, i)
-            elif state == _ERROR:
-                self._tail.append(text[i:])
-                break
-            elif state in (_TOP_STRING, _NOT_OBJECT):
-                self._top.append(text[i:])
-                break
-            elif state == _NUMBER_S:
-                i = self._number_char(text, i, out)
-            elif state == _LITERAL:
-                i = self._literal_char(text, i, out)
-            else:
-                i = self._structure(text, i, out)
+            i = readers[self._state](self, text, i, out)
         return "".join(out)
-
-    def _hold(self, shown: str, raw: str | None = None) -> None:
-        self._pending.append(shown)
-        self._held_raw.append(shown if raw is None else raw)
 
     def _emit(self, out: list[str], in_string: bool = False) -> None:
         """A closable point: what was held back is shown."""
-        if self._pending:
-            piece = "".join(self._pending)
+        pending = self._pending
+        if pending:
+            piece = "".join(pending)
             out.append(piece)
             self.shown += len(piece)
-            self._pending.clear()
-            self._held_raw.clear()
+            pending.clear()
+            if self._raw_fixes:
+                self._raw_fixes.clear()
         self._member_mark = -1
         self.emitted_in_string = in_string
+
+    def _raw(self, start: int = 0) -> str:
+        """The raw text of the held-back pieces from index ``start`` on."""
+        pending, fixes = self._pending, self._raw_fixes
+        if not fixes:
+            return "".join(pending[start:])
+        return "".join(fixes.get(k, pending[k]) for k in range(start, len(pending)))
 
     def _fail(self, text: str, i: int) -> int:
         self._state = _ERROR
         self._tail.append(text[i:])
         return len(text)
 
-    def _structure(self, text: str, i: int, out: list[str]) -> int:
-        """Whitespace and punctuation between values."""
+    # Readers, one per state (``_READERS``): each reads from ``text[i]`` on and returns where it stopped. Between
+    # values, whitespace is held back (a reader returns after it, and the next call reads what follows).
+
+    def _spaces(self, text: str, i: int) -> int:
         ws = _WS.match(text, i).end()
-        if ws > i:
-            if self._state != _START and self._state != _DONE:
-                self._hold(text[i:ws])
-            if ws == len(text):
-                return ws
-            i = ws
+        self._pending.append(text[i:ws])
+        return ws
+
+    def _read_start(self, text: str, i: int, out: list[str]) -> int:
         char = text[i]
-        state = self._state
-        if state == _START:
-            if char == "{":
-                self._open("}", out)
-            elif char == '"':
-                self._state = _TOP_STRING
-                self._top.append(text[i:])
-                return len(text)
-            else:
-                self._state = _NOT_OBJECT
-                self._top.append(text[i:])
-                return len(text)
+        if char in _SPACES:
+            return _WS.match(text, i).end()  # (not part of the arguments)
+        if char == "{":
+            self._open("}", out)
             return i + 1
-        if state == _DONE:
-            return self._fail(text, i)
-        if state in (_OBJ_OPEN, _OBJ_KEY):
-            if char == '"':
-                self._state = _KEY
-                self._key = ['"']
-                self._hold('"')
-                return i + 1
-            if char == "}" and state == _OBJ_OPEN:
-                self._close(out)
-                return i + 1
-            return self._fail(text, i)
-        if state == _AFTER_KEY:
-            if char != ":":
-                return self._fail(text, i)
-            key = self._decode_key()
-            keys = self._keys[-1]
-            if key is None or keys is None:
-                return self._fail(text, i)
-            if key in keys:
-                self._start_skip(key)
-                return i + 1
-            keys.add(key)
-            self._hold(":")
-            self._state = _VALUE
+        self._state = _TOP_STRING if char == '"' else _NOT_OBJECT
+        self._top.append(text[i:])
+        return len(text)
+
+    def _read_member_start(self, text: str, i: int, out: list[str]) -> int:
+        """After ``{`` or a member's comma: a key's opening quote (or the ``}`` of an empty object)."""
+        char = text[i]
+        if char == '"':
+            self._state = _KEY
+            self._key_start = len(self._pending)
+            self._pending.append('"')
             return i + 1
-        if state in (_VALUE, _ARR_OPEN):
-            if char == "]" and state == _ARR_OPEN:
-                self._close(out)
-                return i + 1
-            return self._value_start(text, i, out)
-        # _AFTER_VALUE
-        closer = self._stack[-1]
-        if char == closer:
+        if char in _SPACES:
+            return self._spaces(text, i)
+        if char == "}" and self._state == _OBJ_OPEN:
             self._close(out)
-            return i + 1
-        if char == ",":
-            self._member_mark = len(self._pending)
-            self._hold(",")
-            self._state = _OBJ_KEY if closer == "}" else _VALUE
             return i + 1
         return self._fail(text, i)
 
+    def _read_after_key(self, text: str, i: int, out: list[str]) -> int:
+        char = text[i]
+        if char != ":":
+            return self._spaces(text, i) if char in _SPACES else self._fail(text, i)
+        key = self._decode_key()
+        keys = self._keys[-1]
+        if key is None or keys is None:
+            return self._fail(text, i)
+        if key in keys:
+            self._start_skip(key)
+            return i + 1
+        keys.add(key)
+        self._pending.append(":")
+        self._state = _VALUE
+        return i + 1
+
+    def _read_value(self, text: str, i: int, out: list[str]) -> int:
+        """Where a value starts (after ``:``, ``[`` or an element's comma)."""
+        char = text[i]
+        if char in _SPACES:
+            return self._spaces(text, i)
+        if char == "]" and self._state == _ARR_OPEN:
+            self._close(out)
+            return i + 1
+        return self._value_start(text, i, out)
+
+    def _read_after_value(self, text: str, i: int, out: list[str]) -> int:
+        char = text[i]
+        closer = self._stack[-1]
+        if char == ",":
+            self._member_mark = len(self._pending)
+            self._pending.append(",")
+            self._state = _OBJ_KEY if closer == "}" else _VALUE
+            return i + 1
+        if char == closer:
+            self._close(out)
+            return i + 1
+        if char in _SPACES:
+            return self._spaces(text, i)
+        return self._fail(text, i)
+
+    def _read_done(self, text: str, i: int, out: list[str]) -> int:
+        if text[i] in _SPACES:
+            return _WS.match(text, i).end()  # (trailing whitespace: not part of the arguments)
+        return self._fail(text, i)
+
+    def _read_string(self, text: str, i: int, out: list[str]) -> int:
+        return self._string(text, i, out)
+
+    def _read_key(self, text: str, i: int, out: list[str]) -> int:
+        return self._key_string(text, i)
+
+    def _read_skip(self, text: str, i: int, out: list[str]) -> int:
+        return self._skip(text, i)
+
+    def _read_error(self, text: str, i: int, out: list[str]) -> int:
+        self._tail.append(text[i:])
+        return len(text)
+
+    def _read_top(self, text: str, i: int, out: list[str]) -> int:
+        self._top.append(text[i:])
+        return len(text)
+
     def _open(self, closer: str, out: list[str]) -> None:
-        self._hold("{" if closer == "}" else "[")
+        self._pending.append("{" if closer == "}" else "[")
         self._stack.append(closer)
         self._keys.append(set() if closer == "}" else None)
         self._state = _OBJ_OPEN if closer == "}" else _ARR_OPEN
         self._emit(out)
 
     def _close(self, out: list[str]) -> None:
-        self._hold(self._stack.pop())
+        self._pending.append(self._stack.pop())
         self._keys.pop()
         self._after_value(out)
 
@@ -245,61 +280,65 @@ class JsonView:
 
     def _value_start(self, text: str, i: int, out: list[str]) -> int:
         char = text[i]
-        if char == "{" or char == "[":
-            self._open("}" if char == "{" else "]", out)
-            return i + 1
         if char == '"':
-            self._hold('"')
+            self._pending.append('"')
             self._state = _STRING
             self._emit(out, in_string=True)
             return i + 1
         if char == "-" or "0" <= char <= "9":
             self._state, self._number = _NUMBER_S, ""
             return self._number_char(text, i, out)
+        if char == "{" or char == "[":
+            self._open("}" if char == "{" else "]", out)
+            return i + 1
         if char in "tfn":
             self._state, self._literal = _LITERAL, ""
             return self._literal_char(text, i, out)
         return self._fail(text, i)
 
     def _string(self, text: str, i: int, out: list[str]) -> int:
-        """Inside a string value: every character (or whole escape) is a closable point."""
+        """Inside a string value: every character (or whole escape) is a closable point, so nothing is held back
+        (``_pending`` is empty here) and each piece is shown at once."""
         n = len(text)
         if self._escape:
             return self._finish_escape(text, i, out)
         while i < n:
             run = _STRING_RUN.match(text, i)
             if run is not None:
-                self._hold(run.group())
+                piece = run.group()
+                out.append(piece)
+                self.shown += len(piece)
                 i = run.end()
-                self._emit(out, in_string=True)
                 continue
             char = text[i]
             if char == '"':
-                self._hold('"')
+                self._pending.append('"')
                 self._after_value(out)
                 return i + 1
             if char == "\\":
                 self._escape = ""
                 return self._finish_escape(text, i, out)
-            self._hold(_escape_control(char), char)
+            piece = _escape_control(char)
+            out.append(piece)
+            self.shown += len(piece)
             self._escaped = True
-            self._emit(out, in_string=True)
             i += 1
         return i
 
     def _finish_escape(self, text: str, i: int, out: list[str] | None) -> int:
-        """An escape sequence, possibly continuing one cut off by the previous piece; held until complete."""
+        """An escape sequence (in a string value, or in a key: ``out`` None), possibly continuing one cut off by the
+        previous piece; held until complete."""
         candidate = self._escape + text[i : i + 6 - len(self._escape)]
         found = _ESCAPE.match(candidate)
         if found is not None:
             used = found.end() - len(self._escape)
             self._escape = ""
+            piece = found.group()
             if out is None:
-                self._key.append(found.group())
-                self._hold(found.group())
+                self._pending.append(piece)
             else:
-                self._hold(found.group())
-                self._emit(out, in_string=True)
+                out.append(piece)
+                self.shown += len(piece)
             return i + used
         if _ESCAPE_PREFIX.match(candidate) and i + len(candidate) - len(self._escape) >= len(text):
             self._escape = candidate  # cut off: wait for the rest
@@ -312,48 +351,62 @@ class JsonView:
         n = len(text)
         if self._escape:
             return self._finish_escape(text, i, None)
+        pending = self._pending
         while i < n:
             run = _STRING_RUN.match(text, i)
             if run is not None:
-                self._key.append(run.group())
-                self._hold(run.group())
+                pending.append(run.group())
                 i = run.end()
                 continue
             char = text[i]
             if char == '"':
-                self._key.append('"')
-                self._hold('"')
+                pending.append('"')
                 self._state = _AFTER_KEY
                 return i + 1
             if char == "\\":
                 self._escape = ""
                 return self._finish_escape(text, i, None)
-            self._key.append(char)
-            self._hold(_escape_control(char), char)
+            self._raw_fixes[len(pending)] = char
+            pending.append(_escape_control(char))
             self._escaped = True
             i += 1
         return i
 
     def _decode_key(self) -> str | None:
+        """The key just read (its shown form decodes to the same value as its raw one), whitespace after it too."""
+        written = "".join(self._pending[self._key_start :]).rstrip(" \t\n\r")
+        if "\\" not in written:
+            return written[1:-1]  # (no escape: the text between the quotes is the key)
         try:
-            key = _DECODER.decode("".join(self._key))
+            key = _DECODER.decode(written)
         except ValueError:
             return None
         return key if isinstance(key, str) else None
 
     def _number_char(self, text: str, i: int, out: list[str]) -> int:
+        """A number: shown up to each digit that completes it (``_NUMBER_PREFIX`` admits only prefixes of numbers,
+        so a prefix ending in a digit is a whole number)."""
         n = len(text)
-        while i < n and text[i] in _NUMBER_CHARS:
-            candidate = self._number + text[i]
-            if not _NUMBER_PREFIX.match(candidate):
+        number = self._number
+        while i < n:
+            char = text[i]
+            if char not in _NUMBER_CHARS:
+                break
+            candidate = number + char
+            # (a digit after a digit goes on any number but 0 and -0; anything else is checked)
+            if not ("0" <= char <= "9" and "0" <= number[-1:] <= "9" and number != "0" and number != "-0") and (
+                not _NUMBER_PREFIX.match(candidate)
+            ):
+                self._number = number
                 return self._fail(text, i)
-            self._number = candidate
-            self._hold(text[i])
-            if _NUMBER.match(candidate):
+            number = candidate
+            self._pending.append(char)
+            if "0" <= char <= "9":
                 self._emit(out)
             i += 1
+        self._number = number
         if i < n:  # the number ended
-            if not _NUMBER.match(self._number):
+            if not "0" <= number[-1:] <= "9":
                 return self._fail(text, i)
             self._state = _AFTER_VALUE if self._stack else _DONE
         return i
@@ -362,10 +415,10 @@ class JsonView:
         n = len(text)
         while i < n:
             candidate = self._literal + text[i]
-            if not any(word.startswith(candidate) for word in _LITERALS):
+            if candidate not in _LITERAL_PREFIXES:
                 return self._fail(text, i)
             self._literal = candidate
-            self._hold(text[i])
+            self._pending.append(text[i])
             i += 1
             if candidate in _LITERALS:
                 self._state = _AFTER_VALUE if self._stack else _DONE
@@ -376,9 +429,10 @@ class JsonView:
     def _start_skip(self, key: str) -> None:
         """A member whose key was seen before: left out, from its comma to the end of its value."""
         mark = max(self._member_mark, 0)
-        self._skipped = ["".join(self._held_raw[mark:]), ":"]
+        self._skipped = [self._raw(mark), ":"]
         del self._pending[mark:]
-        del self._held_raw[mark:]
+        if self._raw_fixes:
+            self._raw_fixes = {k: raw for k, raw in self._raw_fixes.items() if k < mark}
         self._member_mark = -1
         self._skip_depth, self._skip_string, self._escape = 0, False, ""
         self._state = _SKIP
@@ -458,13 +512,36 @@ class JsonView:
             return _top_level("".join(self._top), notes)
         if self._state == _START:
             return JsonArguments("{}", notes, repaired)
-        left = "".join(self._held_raw) + (self._escape if self._state != _SKIP else "") + "".join(self._tail)
+        left = self._raw() + (self._escape if self._state != _SKIP else "") + "".join(self._tail)
         left = left.strip()
         if left:
             notes.append(f"left out: {left!r}")
             repaired = True
         text = shown + self.closers()
         return JsonArguments(text, notes, repaired or self._state != _DONE)
+
+
+_READERS = tuple(
+    {
+        _START: JsonView._read_start,
+        _OBJ_OPEN: JsonView._read_member_start,
+        _OBJ_KEY: JsonView._read_member_start,
+        _KEY: JsonView._read_key,
+        _AFTER_KEY: JsonView._read_after_key,
+        _VALUE: JsonView._read_value,
+        _AFTER_VALUE: JsonView._read_after_value,
+        _STRING: JsonView._read_string,
+        _NUMBER_S: JsonView._number_char,
+        _LITERAL: JsonView._literal_char,
+        _ARR_OPEN: JsonView._read_value,
+        _SKIP: JsonView._read_skip,
+        _DONE: JsonView._read_done,
+        _ERROR: JsonView._read_error,
+        _TOP_STRING: JsonView._read_top,
+        _NOT_OBJECT: JsonView._read_top,
+    }[state]
+    for state in range(16)
+)
 
 
 def _top_level(text: str, notes: list[str]) -> JsonArguments:
@@ -510,13 +587,17 @@ def _string_prefix(text: str) -> tuple[str, bool] | None:
     return (value, False) if isinstance(value, str) else None
 
 
-def read_json_arguments(text: str) -> JsonArguments:
+def read_json_arguments(text: str, *, canonical: bool = False) -> JsonArguments:
     """Complete (or finally broken) raw JSON arguments as :class:`JsonArguments`; a valid object without duplicate
-    keys or raw control characters comes back as written (without surrounding whitespace)."""
+    keys or raw control characters comes back as written (without surrounding whitespace). ``canonical``: the
+    caller knows ``text`` is one such JSON value (the parse decoded it so: :attr:`.peg.AstNode.canonical_json`), so
+    it is not decoded again."""
     stripped = text.lstrip(" \t\r\n")  # (trailing whitespace may be inside a string cut off)
     if stripped.startswith("{"):
+        if canonical:
+            return JsonArguments(stripped.rstrip(" \t\r\n"))
         try:
-            json.loads(stripped, object_pairs_hook=_unique)
+            _UNIQUE_KEYS.decode(stripped)
         except (ValueError, RecursionError):
             pass
         else:
@@ -535,3 +616,6 @@ def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if len(found) != len(pairs):
         raise _Duplicate
     return found
+
+
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique)  # strict; one decoder for every call (json.loads makes one)

@@ -450,7 +450,9 @@ def _arguments(
             return _repaired_conversion(convert_args, reading.name, raw.text)
         return JsonArguments("")  # shown only when complete
     if raw is not None:
-        return read_json_arguments(raw.text) if final else JsonArguments(JsonView().feed(raw.text))
+        if final:
+            return read_json_arguments(raw.text, canonical=raw.canonical_json)
+        return JsonArguments(JsonView().feed(raw.text))
     if reading.tagged:
         return _tagged_arguments(reading.tagged, complete, broken)
     if broken and reading.unknown:  # broke off in members the format does not define: keep them as far as they go
@@ -461,12 +463,13 @@ def _arguments(
 
 
 def _live_call(node: AstNode, id_position: str, convert_args: Callable[[str, str], str] | None) -> LiveCall | None:
-    """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span."""
+    """A partial call as :class:`LiveCall` (None while not announced); raw JSON arguments become a span, complete
+    or not (a stream's view of them reads only what it has not read yet; the call may still end otherwise)."""
     reading = _read_call(node, id_position)
     if not _announced(reading, node, id_position, True):
         return None
     raw = reading.raw_args
-    if raw is not None and convert_args is None and raw.is_partial:
+    if raw is not None and convert_args is None:
         return LiveCall(reading.name, reading.call_id, "", (raw.start, raw.end))
     if raw is None and reading.tagged:
         found = _tagged_arguments(reading.tagged, False)

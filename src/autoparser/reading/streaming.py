@@ -186,8 +186,13 @@ class _CallOut:
             shown = view.feed(source[start:end])
             self.view_end = end
             return shown[self.sent :]
+        before = view.shown
         fragment = view.feed(source[self.view_end : end]) if end > self.view_end else ""
         self.view_end = end
+        if before < self.sent:
+            # The client has more than this view showed: the arguments were sent read whole meanwhile (a parse found
+            # the call complete, and the next one open again). Both are prefixes of one shown text: send the rest.
+            fragment = fragment[self.sent - before :]
         return fragment
 
 

@@ -64,7 +64,7 @@ def name_json_call(tools: ToolsAnalysis, tool: ToolSpec, *, marked: bool = True)
     (``get_weather{`` in text) only complete JSON arguments do."""
     name = p.atomic(p.tag(tags.TOOL_NAME, p.literal(tool.name)) + p.peek("{"))
     lacks = p.tag(tags.missing(_args_markers(tools)[-1]), p.eps())  # the marker right before the arguments
-    arguments = p.tag(tags.TOOL_ARGS, p.json())
+    arguments = p.tag(tags.TOOL_ARGS, p.json(canonical=True))
     return name + lacks + (p.commit() + arguments if marked else arguments + p.commit())
 
 
@@ -143,7 +143,7 @@ def _function_tag_call(tools: tuple[ToolSpec, ...], opener: str, stops: tuple[st
         p.literal("<function=") + name(">") + ">",
         p.literal('<function name="') + name('"') + '">',
     )
-    body = head + p.space() + p.peek("{") + p.commit() + p.tag(tags.TOOL_ARGS, p.json())
+    body = head + p.space() + p.peek("{") + p.commit() + p.tag(tags.TOOL_ARGS, p.json(canonical=True))
     call = p.tag(tags.missing(opener), p.eps()) + body + p.optional(p.space() + p.literal("</function>"))
     ends = (*stops, "</function>", "<function")
     return recover_call(p.tag(tags.TOOL, call), ends, balanced=JSON, closers=("</function>",))

@@ -108,7 +108,7 @@ def json_call(
     tool not in ``tools`` (None: such a call does not parse)."""
     if fmt.fun_name_is_key:
         body = "{" + p.space() + _tool_name(tools, undeclared) + p.commit() + p.space() + ":" + p.space()
-        return body + p.tag(tags.TOOL_ARGS, p.json()) + p.space() + "}"
+        return body + p.tag(tags.TOOL_ARGS, p.json(canonical=True)) + p.space() + "}"
     name_keys = _with_aliases(fmt.name_field, NAME_KEYS)
     args_keys = _with_aliases(fmt.args_field, ARGUMENT_KEYS)
     members: dict[str, p.Parser] = {}  # by the template's field name, without the commit
@@ -117,7 +117,7 @@ def json_call(
     for field in (fmt.id_field, fmt.gen_id_field):
         if field:
             members[field] = member_key(field) + p.tag(tags.TOOL_ID, p.json())
-    arguments = p.tag(tags.TOOL_ARGS, p.json())
+    arguments = p.tag(tags.TOOL_ARGS, p.json(canonical=True))
     known: list[p.Parser] = []
     if name_keys:
         # A known tool's name commits the call: a stream announces it, and a complete parse keeps it even if the

@@ -216,7 +216,7 @@ def _call(tools: ToolsAnalysis, head: p.Parser, tool: ToolSpec | None) -> p.Pars
     if tools.format.mode is ToolFormatMode.TAG_WITH_JSON:
         args = tools.arguments
         opening = flex(args.start) if core(args.start) else p.space()
-        body = opening + p.commit() + p.tag(tags.TOOL_ARGS, p.json())
+        body = opening + p.commit() + p.tag(tags.TOOL_ARGS, p.json(canonical=True))
         if core(args.end):
             body = body + flex(args.end)
     else:
