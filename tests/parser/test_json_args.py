@@ -116,3 +116,57 @@ def test_arguments_that_are_no_object() -> None:
         assert (found.text, found.repaired) == ("{}", True)
         assert text in found.notes[-1]
     assert JsonView().feed("[1, 2]") == ""  # never shown
+
+
+def test_a_number_is_shown_up_to_each_digit_that_completes_it() -> None:
+    """Only prefixes of JSON numbers are read as numbers (``1.e5`` is none, though each of its characters may
+    follow the one before in some number): what follows is left out."""
+    for text, shown in [
+        ('{"a": 12', '{"a": 12'),
+        ('{"a": -0.5e+1', '{"a": -0.5e+1'),
+        ('{"a": 1.', '{"a": 1'),
+        ('{"a": 1.e5}', '{"a": 1'),
+        ('{"a": 01}', '{"a": 0'),
+        ('{"a": -01}', '{"a": -0'),
+    ]:
+        for pieces in ([text], list(text)):
+            view = JsonView()
+            assert "".join(view.feed(piece) for piece in pieces) == shown, (text, pieces)
+    found = read_json_arguments('{"a": 1.e5}')
+    assert found.text == '{"a": 1}' and found.repaired and "'.e5}'" in found.notes[-1]
+
+
+def test_a_raw_control_character_in_a_repeated_key_is_left_out_as_written() -> None:
+    """A key's raw control character is shown as its escape; left out with its member, it is noted as written."""
+    text = '{"k\x01": 1, "k\x01": 2}'
+    for pieces in ([text], list(text)):
+        view = JsonView()
+        shown = "".join(view.feed(piece) for piece in pieces)
+        assert shown == '{"k\\u0001": 1}'
+        found = view.result(shown)
+        assert any(repr('"k\x01": 2') in note for note in found.notes), found.notes  # (raw, not as shown)
+
+
+def test_arguments_a_parse_found_canonical_are_not_decoded_again(monkeypatch: Any) -> None:
+    """The parser's decode of raw JSON arguments already found them strict and without a key twice: the message
+    takes them as written (one decode per parse, not two); other arguments are still checked."""
+    from autoparser import ChatTemplate
+    from autoparser.reading import json_args
+
+    decoded: list[str] = []
+
+    class Counting(json.JSONDecoder):
+        def decode(self, s: str, *args: Any, **kwargs: Any) -> Any:
+            decoded.append(s)
+            return super().decode(s, *args, **kwargs)
+
+    monkeypatch.setattr(json_args, "_UNIQUE_KEYS", Counting(object_pairs_hook=json_args._unique))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    params = ChatTemplate.load("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use").apply(
+        [{"role": "user", "content": "go"}], tools=tools
+    )
+    message = params.parse('<tool_call>\n{"name": "f", "arguments": {"a": {"b": [1, "x"]}}}\n</tool_call>')
+    assert message.tool_calls[0].arguments == '{"a": {"b": [1, "x"]}}' and not decoded
+    message = params.parse('<tool_call>\n{"name": "f", "arguments": {"a": 1, "a": 2}}\n</tool_call>')
+    assert message.tool_calls[0].arguments == '{"a": 1}' and decoded
+    assert any("duplicate key" in w.message for w in message.warnings)

@@ -183,3 +183,36 @@ class TestPythonicLiterals:
         assert '"True" | "False" | "true" | "false"' in grammar
         assert '"None" | "null"' in grammar
         assert "true" not in (p.literal("[") + p.python_value() + "]").to_gbnf()
+
+
+# --- canonical JSON (json(canonical=True): raw JSON tool arguments) ------------------------------------------------
+
+CANONICAL_CASES = [
+    ('{"a": [1, {"b": "x\\n\\u00e9"}], "c": {"a": null}}', True),  # a key again in another object is fine
+    ("[1, 2]", True),
+    ('{"a": 1, "a": 2}', False),  # a key twice in one object
+    ('{"a": {"b": 1, "c": [{"d": 0, "d": 0}]}}', False),  # (at any depth)
+    ('{"a": "tab\tinside"}', False),  # a raw control character in a string: valid for the parser, not strict
+    ('{"a": 1', False),  # cut off
+]
+
+
+@pytest.mark.parametrize(("text", "canonical"), CANONICAL_CASES)
+def test_a_canonical_value_is_recorded_on_the_text(text: str, canonical: bool) -> None:
+    """The parser's own decode of the value tells canonical JSON (strict, no key twice in an object) from the rest,
+    so a reader of raw JSON arguments need not decode them again; the parse itself is the same either way."""
+    checked = p.tag("v", p.json(canonical=True)) + p.space() + p.end()
+    result = checked.parse(text)
+    assert result.status == p.tag("v", p.json()).parse(text).status
+    nodes = result.tagged("v")
+    assert bool(nodes and nodes[0].canonical_json) == canonical
+    plain = (p.tag("v", p.json()) + p.space() + p.end()).parse(text).tagged("v")
+    assert not (plain and plain[0].canonical_json)  # recorded only where asked for
+
+
+def test_canonical_spans_are_exact() -> None:
+    """Only the span the decode covered: a node starting or ending elsewhere is not taken for it."""
+    text = '{"a": {"b": 1}} tail'
+    result = (p.tag("v", p.json(canonical=True)) + p.tag("t", p.until_one_of(["\n"]))).parse(text)
+    value, tail = result.tagged("v")[0], result.tagged("t")[0]
+    assert value.canonical_json and not tail.canonical_json

@@ -133,12 +133,14 @@ class JsonView:
                 return ""
             self.shown += len(text)
             return text
+        if not text:
+            return ""
         out: list[str] = []
-        i, n = 0, len(text)
-        readers = _READERS
+        i = _READERS[state](self, text, 0, out)  # (a stream's piece is mostly one character: one reader)
+        n = len(text)
         while i < n:
-            i = readers[self._state](self, text, i, out)
-        return "".join(out)
+            i = _READERS[self._state](self, text, i, out)
+        return "".join(out) if out else ""
 
     def _emit(self, out: list[str], in_string: bool = False) -> None:
         """A closable point: what was held back is shown."""
