@@ -134,6 +134,8 @@ _NULLS = frozenset({"null", "None"})
 
 # Scanner phases: what is expected at the resume position.
 _VALUE, _KEY, _AFTER, _IN_VALUE_STRING, _IN_KEY_STRING, _OPENED, _IN_VALUE_QUOTED, _IN_KEY_QUOTED = range(8)
+_STRING_PHASES = frozenset({_IN_VALUE_STRING, _IN_KEY_STRING})
+_QUOTED_PHASES = frozenset({_IN_VALUE_QUOTED, _IN_KEY_QUOTED})
 
 
 def _reject_constant(name: str) -> None:
@@ -318,114 +320,115 @@ class _ContainerScan:
         i, phase = state.pos, state.phase
         ws = _WS.match
         while True:
-            if phase in (_IN_VALUE_STRING, _IN_KEY_STRING):
-                quote = text[state.string_start]
-                end = _BODY[quote, flavor].match(text, i).end()
-                if end >= n or text[end] != quote:
-                    if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
-                        # cut off: resume inside the string, after its last complete character or escape
-                        state.pos, state.phase = end, phase
-                        return self._out_of_input(state, end)
-                    self.stopped(FAIL, end, opens)
-                    return FAIL, end, None  # a bad escape sequence
-                i = end + 1
-                if phase == _IN_KEY_STRING:
-                    phase, i = self._after_key(i)
-                    if phase < 0:
-                        return self._key_end_failed(i, state.string_start, closers, opens)
-                    continue
-                phase = _AFTER
-            elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
-                i = ws(text, i).end()  # (a resumed scan may find more whitespace here)
-                if i >= n:
-                    state.pos, state.phase = i, _OPENED
-                    return self._out_of_input(state, i)
-                if text[i] == closers[-1]:
-                    closers.pop()
-                    i += 1
-                    self.closed(opens.pop(), i)
-                    phase = _AFTER
-                else:
-                    phase = _KEY if closers[-1] == "}" else _VALUE
-                    continue
-            elif phase in (_IN_VALUE_QUOTED, _IN_KEY_QUOTED):
-                close = self.close
-                end = text.find(close, i)
-                if end < 0:  # resume where a closing quote cut off at the end could begin
-                    resume = max(i, n - len(close) + 1)
-                    state.pos, state.phase = resume, phase
-                    return self._out_of_input(state, n)
-                i = end + len(close)
-                if phase == _IN_KEY_QUOTED:
-                    phase, i = self._after_key(i)
-                    if phase < 0:
-                        return self._key_end_failed(i, state.string_start, closers, opens)
-                    continue
-                phase = _AFTER
-            elif phase == _KEY:
-                i = ws(text, i).end()
-                if i >= n:
-                    state.pos, state.phase = i, _KEY
-                    return self._out_of_input(state, i)
-                if text[i] not in quotes:
-                    if self.dict:
-                        key_start = i
-                        status, i = self._gemma_token(i, closers, opens)
-                        if status != OK:
-                            return self._token_stopped(status, i, key_start, _KEY, closers, opens)
-                        if i < 0:  # a <|"|> quoted key
-                            state.string_start = key_start
-                            i = key_start + len(self.open)
-                            phase = _IN_KEY_QUOTED
-                            continue
+            if phase != _AFTER:  # (a scan resumed right after a value goes straight to what follows)
+                if phase in _STRING_PHASES:
+                    quote = text[state.string_start]
+                    end = _BODY[quote, flavor].match(text, i).end()
+                    if end >= n or text[end] != quote:
+                        if end >= n or (partial and _PARTIAL_ESCAPE[flavor].match(text, end)):
+                            # cut off: resume inside the string, after its last complete character or escape
+                            state.pos, state.phase = end, phase
+                            return self._out_of_input(state, end)
+                        self.stopped(FAIL, end, opens)
+                        return FAIL, end, None  # a bad escape sequence
+                    i = end + 1
+                    if phase == _IN_KEY_STRING:
                         phase, i = self._after_key(i)
                         if phase < 0:
-                            return self._key_end_failed(i, key_start, closers, opens)
+                            return self._key_end_failed(i, state.string_start, closers, opens)
                         continue
-                    self.stopped(FAIL, i, opens)
-                    return FAIL, i, None
-                state.string_start = i
-                i += 1
-                phase = _IN_KEY_STRING
-                continue
-            elif phase == _VALUE:
-                i = ws(text, i).end()
-                if i >= n:
-                    state.pos, state.phase = i, _VALUE
-                    return self._out_of_input(state, i)
-                ch = text[i]
-                if ch == "{" or ch == "[":
-                    closers.append("}" if ch == "{" else "]")
-                    opens.append(i)
-                    i = ws(text, i + 1).end()
-                    phase = _OPENED
-                    continue
-                elif ch in quotes:
+                    phase = _AFTER
+                elif phase == _OPENED:  # right after a bracket: its closer (empty container) or the first element
+                    i = ws(text, i).end()  # (a resumed scan may find more whitespace here)
+                    if i >= n:
+                        state.pos, state.phase = i, _OPENED
+                        return self._out_of_input(state, i)
+                    if text[i] == closers[-1]:
+                        closers.pop()
+                        i += 1
+                        self.closed(opens.pop(), i)
+                        phase = _AFTER
+                    else:
+                        phase = _KEY if closers[-1] == "}" else _VALUE
+                        continue
+                elif phase in _QUOTED_PHASES:
+                    close = self.close
+                    end = text.find(close, i)
+                    if end < 0:  # resume where a closing quote cut off at the end could begin
+                        resume = max(i, n - len(close) + 1)
+                        state.pos, state.phase = resume, phase
+                        return self._out_of_input(state, n)
+                    i = end + len(close)
+                    if phase == _IN_KEY_QUOTED:
+                        phase, i = self._after_key(i)
+                        if phase < 0:
+                            return self._key_end_failed(i, state.string_start, closers, opens)
+                        continue
+                    phase = _AFTER
+                elif phase == _KEY:
+                    i = ws(text, i).end()
+                    if i >= n:
+                        state.pos, state.phase = i, _KEY
+                        return self._out_of_input(state, i)
+                    if text[i] not in quotes:
+                        if self.dict:
+                            key_start = i
+                            status, i = self._gemma_token(i, closers, opens)
+                            if status != OK:
+                                return self._token_stopped(status, i, key_start, _KEY, closers, opens)
+                            if i < 0:  # a <|"|> quoted key
+                                state.string_start = key_start
+                                i = key_start + len(self.open)
+                                phase = _IN_KEY_QUOTED
+                                continue
+                            phase, i = self._after_key(i)
+                            if phase < 0:
+                                return self._key_end_failed(i, key_start, closers, opens)
+                            continue
+                        self.stopped(FAIL, i, opens)
+                        return FAIL, i, None
                     state.string_start = i
                     i += 1
-                    phase = _IN_VALUE_STRING
+                    phase = _IN_KEY_STRING
                     continue
-                elif self.dict:
-                    value_start = i
-                    status, i = self._gemma_token(i, closers, opens)
-                    if status != OK:
-                        return self._token_stopped(status, i, value_start, _VALUE, closers, opens)
-                    if i < 0:  # a <|"|> quoted value
-                        state.string_start = value_start
-                        i = value_start + len(self.open)
-                        phase = _IN_VALUE_QUOTED
+                elif phase == _VALUE:
+                    i = ws(text, i).end()
+                    if i >= n:
+                        state.pos, state.phase = i, _VALUE
+                        return self._out_of_input(state, i)
+                    ch = text[i]
+                    if ch == "{" or ch == "[":
+                        closers.append("}" if ch == "{" else "]")
+                        opens.append(i)
+                        i = ws(text, i + 1).end()
+                        phase = _OPENED
                         continue
-                    phase = _AFTER
-                else:
-                    status, end = _scan_scalar(text, i, flavor, partial)
-                    if status != OK:
-                        if status == MORE:  # a number or keyword cut off: resume at its start
-                            state.pos, state.phase = i, _VALUE
-                            return MORE, n, state
-                        self.stopped(FAIL, end, opens)
-                        return FAIL, end, None
-                    i = end
-                    phase = _AFTER
+                    elif ch in quotes:
+                        state.string_start = i
+                        i += 1
+                        phase = _IN_VALUE_STRING
+                        continue
+                    elif self.dict:
+                        value_start = i
+                        status, i = self._gemma_token(i, closers, opens)
+                        if status != OK:
+                            return self._token_stopped(status, i, value_start, _VALUE, closers, opens)
+                        if i < 0:  # a <|"|> quoted value
+                            state.string_start = value_start
+                            i = value_start + len(self.open)
+                            phase = _IN_VALUE_QUOTED
+                            continue
+                        phase = _AFTER
+                    else:
+                        status, end = _scan_scalar(text, i, flavor, partial)
+                        if status != OK:
+                            if status == MORE:  # a number or keyword cut off: resume at its start
+                                state.pos, state.phase = i, _VALUE
+                                return MORE, n, state
+                            self.stopped(FAIL, end, opens)
+                            return FAIL, end, None
+                        i = end
+                        phase = _AFTER
             # phase == _AFTER: after a complete value, close containers or move to the next element
             while True:
                 if not closers:
@@ -624,7 +627,7 @@ def _scan_any_container(
         resume = states.get(key)
         if resume is not None:
             # (a stream's feeds mostly land here: the scan cut off by the last feed goes on)
-            if (resume.phase == _IN_VALUE_STRING or resume.phase == _IN_KEY_STRING) and _still_in_string(
+            if resume.phase in _STRING_PHASES and _still_in_string(
                 text, flavor, partial, resume
             ):
                 return MORE, len(text)
