@@ -79,8 +79,9 @@ async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) 
     return outcome[0]
 
 
-class _CompleteReply(Response):
-    """A non-streamed reply: the upstream's whole text, parsed at once, written by the request's encoder."""
+class _Reply(Response):
+    """A reply to one request, counted in ``Server.replying`` while it runs (full garbage collections wait for
+    none)."""
 
     def __init__(self, server: Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
         self.server, self.params, self.request, self.wire = server, params, request, wire
@@ -91,6 +92,13 @@ class _CompleteReply(Response):
             await self._answer(scope, receive, send)
         finally:
             self.server.replying -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class _CompleteReply(_Reply):
+    """A non-streamed reply: the upstream's whole text, parsed at once, written by the request's encoder."""
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         upstream = self.server.upstream
@@ -112,18 +120,8 @@ class _CompleteReply(Response):
         await JSONResponse(body)(scope, receive, send)
 
 
-class _StreamedReply(Response):
+class _StreamedReply(_Reply):
     """A streamed reply: the request's encoder writes the reply's events (:mod:`.events`) as server-sent events."""
-
-    def __init__(self, server: Server, params: ChatParams, request: ChatRequest, wire: Wire) -> None:
-        self.server, self.params, self.request, self.wire = server, params, request, wire
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.server.replying += 1
-        try:
-            await self._answer(scope, receive, send)
-        finally:
-            self.server.replying -= 1
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         upstream = self.server.upstream
