@@ -15,32 +15,17 @@ no download), for each of its formats.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
 
-from .llama_server import LlamaServer, server_binary
-
 anthropic = pytest.importorskip("anthropic")
 jsonschema = pytest.importorskip("jsonschema")
-pytest.importorskip("gguf")
-pytest.importorskip("starlette")
 
 from anthropic.types import Message  # noqa: E402
 
-from autoparser.serve import ServeConfig, create_app  # noqa: E402
-from tests.serve.double import LoopbackServer  # noqa: E402
-
-from .tiny_gguf import write_tiny_gguf  # noqa: E402
-
-BINARY = server_binary()
-if BINARY is None:
-    if os.environ.get("AUTOPARSER_REQUIRE_LLAMA"):
-        raise RuntimeError("AUTOPARSER_REQUIRE_LLAMA is set but there is no llama-server: run .ci/llama_server.sh")
-    pytest.skip("no llama-server here; .ci/run builds one (.ci/llama_server.sh) and runs this", allow_module_level=True)
-
-from .test_llama_server import FORMATS, MESSAGES, N_PREDICT, SCHEMAS, SEED, TOOLS, WORDS, template_of  # noqa: E402
+from .served_llama import KEY, serve_format  # noqa: E402
+from .test_llama_server import FORMATS, MESSAGES, N_PREDICT, SCHEMAS, SEED, TOOLS  # noqa: E402
 
 # The chat tools as Anthropic declares them
 ANTHROPIC_TOOLS = [
@@ -57,22 +42,10 @@ ANTHROPIC_TOOLS = [
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """llama-server with one format's tiny model, ``autoparser serve`` in front of it, and an anthropic client."""
     name = request.param
-    template = template_of(name)
-    requests = [template.apply(MESSAGES, tools=TOOLS, tool_choice=c) for c in ("auto", "required")]
-    extra = [m for p in requests for m in (*p.preserved_tokens, *(t.value for t in p.grammar_triggers))]
-    model = write_tiny_gguf(template, tmp_path_factory.mktemp(name) / "tiny.gguf", extra_markers=extra, words=WORDS)
-    assert BINARY is not None
-    with LlamaServer(BINARY, model.path) as engine:
-        # Anthropic's API has no seed: the server sends one with every request, and no prompt cache, so a streamed
-        # and a plain reply are the same reply; clients send the key as x-api-key
-        key = "sk-e2e-key"
-        config = ServeConfig(
-            engine.url, model_name=name, upstream_extra={"cache_prompt": False, "seed": SEED}, api_key=key
-        )
-        app = create_app(template, config)
-        with LoopbackServer(app) as server:
-            client = anthropic.Anthropic(base_url=server.url, api_key=key, max_retries=0, timeout=120)
-            yield name, client
+    # Anthropic's API has no seed: the server sends one with every request, and no prompt cache, so a streamed and a
+    # plain reply are the same reply; clients send the key as x-api-key
+    with serve_format(name, tmp_path_factory.mktemp(name), {"cache_prompt": False, "seed": SEED}) as (_model, url):
+        yield name, anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0, timeout=120)
 
 
 def _valid_calls(message: Message, name: str | None) -> list[tuple[str, dict]]:

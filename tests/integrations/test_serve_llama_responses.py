@@ -16,33 +16,18 @@ test_serve_llama.py:
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
 
-from .llama_server import LlamaServer, server_binary
-
 openai = pytest.importorskip("openai")
 jsonschema = pytest.importorskip("jsonschema")
-pytest.importorskip("gguf")
-pytest.importorskip("starlette")
 
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
 
-from autoparser.serve import ServeConfig, create_app  # noqa: E402
-from tests.serve.double import LoopbackServer  # noqa: E402
-
-from .tiny_gguf import write_tiny_gguf  # noqa: E402
-
-BINARY = server_binary()
-if BINARY is None:
-    if os.environ.get("AUTOPARSER_REQUIRE_LLAMA"):
-        raise RuntimeError("AUTOPARSER_REQUIRE_LLAMA is set but there is no llama-server: run .ci/llama_server.sh")
-    pytest.skip("no llama-server here; .ci/run builds one (.ci/llama_server.sh) and runs this", allow_module_level=True)
-
-from .test_llama_server import FORMATS, MESSAGES, N_PREDICT, SCHEMAS, SEED, TOOLS, WORDS, template_of  # noqa: E402
+from .served_llama import KEY, serve_format  # noqa: E402
+from .test_llama_server import FORMATS, MESSAGES, N_PREDICT, SCHEMAS, SEED, TOOLS  # noqa: E402
 
 EVENTS = TypeAdapter(ResponseStreamEvent)
 FLAT_TOOLS = [{"type": "function", **tool["function"]} for tool in TOOLS]  # the Responses API's function tools
@@ -52,19 +37,9 @@ FLAT_TOOLS = [{"type": "function", **tool["function"]} for tool in TOOLS]  # the
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """llama-server with one format's tiny model, ``autoparser serve`` in front of it, and an openai client."""
     name = request.param
-    template = template_of(name)
-    requests = [template.apply(MESSAGES, tools=TOOLS, tool_choice=c) for c in ("auto", "required")]
-    extra = [m for p in requests for m in (*p.preserved_tokens, *(t.value for t in p.grammar_triggers))]
-    model = write_tiny_gguf(template, tmp_path_factory.mktemp(name) / "tiny.gguf", extra_markers=extra, words=WORDS)
-    assert BINARY is not None
-    with LlamaServer(BINARY, model.path) as engine:
-        # cache_prompt off: a streamed and a whole reply with the same seed are the same reply; with a client API key
-        key = "sk-e2e-key"
-        config = ServeConfig(engine.url, model_name=name, upstream_extra={"cache_prompt": False}, api_key=key)
-        app = create_app(template, config)
-        with LoopbackServer(app) as server:
-            client = openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0, timeout=120)
-            yield name, model, client
+    # cache_prompt off: a streamed and a whole reply with the same seed are the same reply
+    with serve_format(name, tmp_path_factory.mktemp(name), {"cache_prompt": False}) as (model, url):
+        yield name, model, openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, timeout=120)
 
 
 def _valid_calls(output: Any, name: str | None) -> list[tuple[str, dict]]:
