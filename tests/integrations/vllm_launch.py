@@ -1,12 +1,16 @@
 """vLLM's own launch paths, run in a fresh interpreter by ``test_vllm_plugins.py`` with no ``--*-parser-plugin`` flag:
 whatever finds the ``autoparser`` parsers there found them through the ``vllm.general_plugins`` entry point.
 
-    python -m tests.integrations.vllm_launch serve MODEL_DIR    # `vllm serve` as its command line runs it
-    python -m tests.integrations.vllm_launch llm MODEL_DIR      # an in-process `vllm.LLM(...)`
+    python -m tests.integrations.vllm_launch MODEL_DIR
 
-Each run prints one line ``RESULT {json}``. Both stop where vLLM would start its engine, which cannot run on a
-machine without a GPU: ``serve`` where the API server, its arguments checked and its socket bound, starts the
-engine and then builds its serving layer (here the serving layer's parser lookup runs at that point instead);
+runs, one after the other, each as in a fresh process (vLLM's plugins not yet loaded, nothing registered):
+``vllm serve`` with ``VLLM_PLUGINS=""`` (vLLM's allow-list: no plugin loads, the control), ``vllm serve`` as its
+command line runs it, and an in-process ``vllm.LLM(...)``; it prints one line ``RESULT {json}``. Loading vLLM
+once for all three keeps this to one interpreter start.
+
+Both paths stop where vLLM would start its engine, which cannot run on a machine without a GPU: ``serve`` where
+the API server, its arguments checked and its socket bound, starts the engine and then builds its serving layer
+(here the serving layer's parser lookup runs at that point instead);
 ``llm`` where ``LLM`` has built its ``VllmConfig`` (the reasoning parser already looked up by name and built from
 the tokenizer for the reasoning token ids) and launches the engine core, whose structured-output manager then looks
 the reasoning parser up again (here run in this process).
@@ -119,6 +123,32 @@ def _qualified(cls: type | None) -> str | None:
     return f"{cls.__module__}.{cls.__qualname__}" if cls is not None else None
 
 
+def _fresh(allowed: str | None) -> None:
+    """vLLM as a new process finds it: general plugins not loaded yet, no ``autoparser`` parser registered, and
+    ``VLLM_PLUGINS`` as given (vLLM reads it when it loads plugins)."""
+    import os
+
+    import vllm.plugins
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    vllm.plugins.plugins_loaded = False
+    for registry in (
+        ToolParserManager.tool_parsers,
+        ToolParserManager.lazy_parsers,
+        ReasoningParserManager.reasoning_parsers,
+        ReasoningParserManager.lazy_parsers,
+    ):
+        registry.pop("autoparser", None)
+    os.environ.pop("VLLM_PLUGINS", None)
+    if allowed is not None:
+        os.environ["VLLM_PLUGINS"] = allowed
+
+
 if __name__ == "__main__":
-    mode, model_dir = sys.argv[1], sys.argv[2]
-    print("RESULT " + json.dumps({"serve": serve, "llm": llm}[mode](model_dir)), flush=True)
+    model_dir = sys.argv[1]
+    results = {}
+    for label, allowed, run in (("without", "", serve), ("serve", None, serve), ("llm", None, llm)):
+        _fresh(allowed)
+        results[label] = run(model_dir)
+    print("RESULT " + json.dumps(results), flush=True)

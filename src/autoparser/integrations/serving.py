@@ -97,7 +97,8 @@ def _token_text(token: Any) -> str:
 
 def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta | None:
     """One delta saying what several say, in order: text joined, each call's fragments joined under its index
-    (its id and name from its first fragment). None when they add nothing."""
+    (its id and name from its first fragment, its status from the fragment that set it). None when they add
+    nothing."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, ToolCallDelta] = {}
@@ -109,9 +110,10 @@ def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta | None:
         for part in delta.tool_calls:
             merged = calls.get(part.index)
             if merged is None:
-                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments)
+                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments, part.status)
             else:
                 merged.arguments += part.arguments
+                merged.status = part.status or merged.status
     merged_delta = MessageDelta("".join(content), "".join(reasoning), tuple(calls.values()), tuple(warnings))
     if not (merged_delta.content or merged_delta.reasoning_content or merged_delta.tool_calls):
         return None

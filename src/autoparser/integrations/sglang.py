@@ -74,6 +74,7 @@ class AutoparserDetector(BaseFormatDetector):
         self._tool_choice: Any = "auto"
         self._session: ReplySession | None = None
         self._last: tuple[str, str, ChatMessage] | None = None  # (shape, text, message): has_tool_call, then parse
+        self.incomplete_tool_call_indices: set[int] = set()  # calls cut off: SGLang then finishes with "stop"
         fmt = self._template.analysis.tools.format if self._template is not None else None
         self.bot_token = (fmt.section_start or fmt.per_call_start).strip() if fmt is not None else ""
 
@@ -111,6 +112,7 @@ class AutoparserDetector(BaseFormatDetector):
         if self._template is None:
             return ToolResult(normal_text=text)
         message = self._message(text, tools)
+        self.incomplete_tool_call_indices = {i for i, call in enumerate(message.tool_calls) if call.status == "cut_off"}
         index = {name: i for i, name in enumerate(_tool_names(tools))}
         calls = [
             ToolCallItem(tool_index=index.get(call.name, -1), name=call.name, parameters=call.arguments)
@@ -180,6 +182,8 @@ class AutoparserDetector(BaseFormatDetector):
             return ToolResult()
         calls = []
         for part in delta.tool_calls:
+            if part.status == "cut_off":
+                self.incomplete_tool_call_indices.add(part.index)
             if not part.sends_something:
                 continue
             calls.append(ToolCallItem(tool_index=part.index, name=part.name, parameters=part.arguments))
