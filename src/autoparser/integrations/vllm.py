@@ -1,11 +1,12 @@
 """vLLM plugin: a ``ToolParser`` and a ``ReasoningParser`` named ``autoparser``, built from the chat template.
 
-    vllm serve MODEL --enable-auto-tool-choice \\
-        --tool-parser-plugin autoparser.integrations.vllm --tool-call-parser autoparser \\
-        --reasoning-parser-plugin autoparser.integrations.vllm --reasoning-parser autoparser
+    vllm serve MODEL --enable-auto-tool-choice --tool-call-parser autoparser --reasoning-parser autoparser
 
-(``--*-plugin`` also takes this file's path, see docs/integrations.md.) Importing this module registers both
-classes with vLLM's managers; it needs vLLM, ``import autoparser`` does not.
+vLLM finds both through autoparser's ``vllm.general_plugins`` entry point (:mod:`.entry_points`), which registers
+them lazily: this module is imported when vLLM first asks for a parser named ``autoparser``. Without installed entry
+points, ``--tool-parser-plugin autoparser.integrations.vllm --reasoning-parser-plugin autoparser.integrations.vllm``
+(or this file's path, see docs/integrations.md) does the same. Importing this module registers both classes with
+vLLM's managers; it needs vLLM, ``import autoparser`` does not.
 
 How the two parts share one parse. vLLM runs the reasoning parser first and hands the tool parser only the text
 after the reasoning. Splitting the reply like that cannot express every format (gpt-oss interleaves reasoning and
