@@ -130,13 +130,30 @@ class ChatParams:
         if result.fail:
             return 0
         reasoning_end = None
+        full = generated.prefill + text
         for node in result.nodes:
             if node.tag not in _REASONING_TAGS:
-                return max(node.start - offset, 0) if reasoning_end is None or node.start >= reasoning_end else None
+                if reasoning_end is None:
+                    return max(node.start - offset, 0)
+                if node.start < reasoning_end:
+                    return None
+                return max(self._after_block(full, reasoning_end, node.start) - offset, 0)
             reasoning_end = node.end
         if partial and result.need_more_input:
             return None
         return len(text) if reasoning_end is not None else 0
+
+    def _after_block(self, text: str, reasoning_end: int, next_start: int) -> int:
+        """Where what follows a reasoning block starts: after its end marker and the whitespace after that, which
+        is where the next node starts unless that node opens past markup of its own (DeepSeek's calls start past
+        their section marker, which a tool parser handed the rest must see)."""
+        gap = text[reasoning_end:next_start]
+        marker = self.thinking_end_tag.strip()
+        at = len(gap) - len(gap.lstrip())
+        if not marker or not gap.startswith(marker, at):
+            return next_start
+        at += len(marker)
+        return reasoning_end + at + len(gap[at:]) - len(gap[at:].lstrip())
 
     def stream(self) -> StreamParser:
         """A new :class:`StreamParser` for one model reply."""

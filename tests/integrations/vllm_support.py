@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,47 +34,13 @@ from vllm.tokenizers import get_tokenizer
 
 from autoparser import ChatTemplate
 
-_MARKUP = re.compile(r"^(<[^<>\s]*>|\[[A-Z_/]+\]|<\|[^|]*\|>|<｜[^｜]*｜>)$")
-_FILLER = (
-    'The quick brown fox jumps over the lazy dog. {"city": "Paris", "n": 42, "ok": true} '
-    "Let me think about this step by step.\n\nHello, world! What's up? 3.14 [1, 2, 3] <> </> = ; : ' \" \\n"
-)
-
-
-def markers_of(template: ChatTemplate, extra: Sequence[str] = ()) -> list[str]:
-    """The markup tokens a model of this template would have as added tokens (whole tags only)."""
-    analysis = template.analysis
-    fmt = analysis.tools.format
-    candidates = {
-        analysis.reasoning.start,
-        analysis.reasoning.end,
-        analysis.content.start,
-        analysis.content.end,
-        fmt.section_start,
-        fmt.section_end,
-        fmt.per_call_start,
-        fmt.per_call_end,
-        *analysis.preserved_tokens,
-        *extra,
-    }
-    return sorted({c.strip() for c in candidates if c and _MARKUP.match(c.strip())}, key=len, reverse=True)
+from ..support.tokenizer import FILLER, hf_tokenizer
 
 
 @functools.lru_cache(maxsize=128)
 def tokenizer_for(template_name: str, corpus: tuple[str, ...], extra_markers: tuple[str, ...] = ()) -> Any:
     """vLLM's tokenizer for a BPE trained on ``corpus`` with the template's markers as special tokens."""
-    template = ChatTemplate.load(template_name)
-    markers = markers_of(template, extra_markers)
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=600, special_tokens=markers, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    bpe.train_from_iterator([*corpus, _FILLER], trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=bpe)
-    fast.chat_template = template.source
-    return _load_tokenizer(fast)
+    return _load_tokenizer(hf_tokenizer(template_name, corpus, extra_markers))
 
 
 def _load_tokenizer(fast: PreTrainedTokenizerFast) -> Any:
@@ -265,7 +230,7 @@ def _tiny_bpe(special: tuple[str, ...]) -> str:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    bpe.train_from_iterator([_FILLER], trainer)
+    bpe.train_from_iterator([FILLER], trainer)
     return bpe.to_str()
 
 

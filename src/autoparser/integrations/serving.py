@@ -9,6 +9,8 @@
   what was already sent: a stream never retracts.
 * :class:`MarkerIds` holds a marker's token ids, for the token-level checks stacks make (has the reasoning ended
   in these ids? which ids follow it?).
+* :func:`constructing` finds the stack's object that is constructing a parser, for what the stack knows but does
+  not pass on (the request, the other parser of the same request).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from ..api import ChatTemplate
@@ -32,6 +35,7 @@ __all__ = [
     "TEMPLATE_ENV",
     "MarkerIds",
     "ReplySession",
+    "constructing",
     "merge_deltas",
     "split_reasoning",
     "template_for",
@@ -93,7 +97,8 @@ def _token_text(token: Any) -> str:
 
 def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta | None:
     """One delta saying what several say, in order: text joined, each call's fragments joined under its index
-    (its id and name from its first fragment). None when they add nothing."""
+    (its id and name from its first fragment, its status from the fragment that set it). None when they add
+    nothing."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, ToolCallDelta] = {}
@@ -105,9 +110,10 @@ def merge_deltas(deltas: Iterable[MessageDelta]) -> MessageDelta | None:
         for part in delta.tool_calls:
             merged = calls.get(part.index)
             if merged is None:
-                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments)
+                calls[part.index] = ToolCallDelta(part.index, part.id, part.name, part.arguments, part.status)
             else:
                 merged.arguments += part.arguments
+                merged.status = part.status or merged.status
     merged_delta = MessageDelta("".join(content), "".join(reasoning), tuple(calls.values()), tuple(warnings))
     if not (merged_delta.content or merged_delta.reasoning_content or merged_delta.tool_calls):
         return None
@@ -287,3 +293,19 @@ def _rfind(ids: Sequence[int], needle: tuple[int, ...]) -> int:
 def canonical(value: Any) -> str:
     """A stable text for a JSON-like value (a cache key)."""
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def constructing(cls: type, frame: FrameType | None, depth: int = 6) -> FrameType | None:
+    """The frame of the ``__init__`` of an instance of ``cls`` at ``frame`` or up to ``depth`` frames above it
+    (None when there is none): the stack's object that is constructing the caller, with its locals.
+
+    Stacks build their parsers inside objects of their own that hold what the parser is not handed (vLLM's
+    per-request ``Parser`` holds the other parser of the request; SGLang's ``ReasoningParser`` holds the request).
+    A stack that stops doing so just makes this None, and the adapter does without."""
+    for _ in range(depth):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), cls):
+            return frame
+        frame = frame.f_back
+    return None

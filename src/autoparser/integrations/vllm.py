@@ -1,11 +1,12 @@
 """vLLM plugin: a ``ToolParser`` and a ``ReasoningParser`` named ``autoparser``, built from the chat template.
 
-    vllm serve MODEL --enable-auto-tool-choice \\
-        --tool-parser-plugin autoparser.integrations.vllm --tool-call-parser autoparser \\
-        --reasoning-parser-plugin autoparser.integrations.vllm --reasoning-parser autoparser
+    vllm serve MODEL --enable-auto-tool-choice --tool-call-parser autoparser --reasoning-parser autoparser
 
-(``--*-plugin`` also takes this file's path, see docs/integrations.md.) Importing this module registers both
-classes with vLLM's managers; it needs vLLM, ``import autoparser`` does not.
+vLLM finds both through autoparser's ``vllm.general_plugins`` entry point (:mod:`.entry_points`), which registers
+them lazily: this module is imported when vLLM first asks for a parser named ``autoparser``. Without installed entry
+points, ``--tool-parser-plugin autoparser.integrations.vllm --reasoning-parser-plugin autoparser.integrations.vllm``
+(or this file's path, see docs/integrations.md) does the same. Importing this module registers both classes with
+vLLM's managers; it needs vLLM, ``import autoparser`` does not.
 
 How the two parts share one parse. vLLM runs the reasoning parser first and hands the tool parser only the text
 after the reasoning. Splitting the reply like that cannot express every format (gpt-oss interleaves reasoning and
@@ -41,8 +42,8 @@ from ..cache import sized_cache
 from ..errors import TemplateError
 from ..message import ChatMessage, MessageDelta
 from ..params import ChatParams
-from ..template.switches import requested_thinking
-from .serving import MarkerIds, ReplySession, canonical, merge_deltas, split_reasoning, template_for
+from .serving import MarkerIds, ReplySession, canonical, constructing, merge_deltas, split_reasoning, template_for
+from .shape import plain, reply_params, request_shape, template_kwargs
 
 try:  # where vLLM 0.32 keeps them; older releases kept the parsers under entrypoints.openai
     from vllm.tool_parsers import ToolParser, ToolParserManager
@@ -90,58 +91,6 @@ _REASONING_FIELD = "reasoning" if "reasoning" in DeltaMessage.model_fields else 
 # --- requests ----------------------------------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """A pydantic model (a vLLM tool, a named tool choice) as plain data."""
-    dump = getattr(value, "model_dump", None)
-    return dump(exclude_none=True) if callable(dump) else value
-
-
-def _tool_name(tool: Mapping[str, Any]) -> str:
-    function = tool.get("function", tool)
-    return function.get("name", "") if isinstance(function, Mapping) else ""
-
-
-def request_shape(request: Any, tools: Any = None) -> dict[str, Any]:
-    """What of a vLLM request shapes the parser: tools, tool_choice (a named function becomes ``required`` with
-    only that tool) and parallel_tool_calls (``tools`` alone when there is no request yet)."""
-    tool_list = [_plain(t) for t in (getattr(request, "tools", None) if request is not None else tools) or []]
-    choice = _plain(getattr(request, "tool_choice", None)) if request is not None else None
-    if isinstance(choice, Mapping):  # {"type": "function", "function": {"name": ...}}
-        name = _tool_name(choice)
-        tool_list = [t for t in tool_list if _tool_name(t) == name]
-        choice = "required"
-    if choice not in ("auto", "required", "none"):
-        choice = "auto" if tool_list else "none"
-    parallel = getattr(request, "parallel_tool_calls", True) if request is not None else True
-    return {"tools": tool_list, "tool_choice": choice, "parallel_tool_calls": parallel is not False}
-
-
-# Render arguments vLLM keeps among the chat_template_kwargs it hands parsers, which are not template switches.
-_NOT_TEMPLATE_KWARGS = frozenset(
-    {
-        "add_generation_prompt",
-        "continue_final_message",
-        "tools",
-        "tokenize",
-        "messages",
-        "conversation",
-        "chat_template",
-        "return_dict",
-        "return_assistant_tokens_mask",
-        "documents",
-    }
-)
-
-
-def template_kwargs(*sources: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The template switches (enable_thinking, reasoning_effort, ...) among vLLM's chat_template_kwargs; later
-    sources win."""
-    merged: dict[str, Any] = {}
-    for source in sources:
-        merged.update({k: v for k, v in (source or {}).items() if k not in _NOT_TEMPLATE_KWARGS and v is not None})
-    return merged
-
-
 def _applied_size(params: ChatParams, template: ChatTemplate, messages: str, shape: str) -> int:
     """The request's texts, held twice (as JSON and rendered), and its parser, counted here too: this entry keeps it
     alive even where the parser cache let it go."""
@@ -176,15 +125,8 @@ def _owner() -> Any:
 
     vLLM (0.32) builds one ``Parser`` per request and choice, which constructs its reasoning and tool
     parsers one after the other; finding it lets the two parts of the same request find each other."""
-    frame = sys._getframe(2)
-    for _ in range(6):
-        if frame is None:
-            return None
-        candidate = frame.f_locals.get("self")
-        if frame.f_code.co_name == "__init__" and _VllmParser is not None and isinstance(candidate, _VllmParser):
-            return candidate
-        frame = frame.f_back
-    return None
+    frame = constructing(_VllmParser, sys._getframe(2)) if _VllmParser is not None else None
+    return frame.f_locals["self"] if frame is not None else None
 
 
 class _Part:
@@ -214,30 +156,22 @@ class _Part:
         template = self._template(request, bool(shape["tools"]))
         if template is None:
             raise LookupError("the tokenizer has no chat template")
-        common = {
-            "tools": shape["tools"] or None,
-            "tool_choice": shape["tool_choice"],
-            "parallel_tool_calls": shape["parallel_tool_calls"],
-            "chat_template_kwargs": dict(kwargs),
-        }
-        if content_only:
-            return template.params_for_prompt("", reasoning_format="none", **common)
-        if prompt is None and request is not None and getattr(request, "messages", None):
+        if prompt is None and not content_only and request is not None and getattr(request, "messages", None):
+            common = {
+                "tools": shape["tools"] or None,
+                "tool_choice": shape["tool_choice"],
+                "parallel_tool_calls": shape["parallel_tool_calls"],
+                "chat_template_kwargs": dict(kwargs),
+            }
             try:
-                messages = canonical([_plain(m) for m in request.messages])
+                messages = canonical([plain(m) for m in request.messages])
                 return _applied(template, messages, canonical(common))
             except (TemplateError, TypeError, ValueError) as error:
                 _log.warning(
                     "autoparser: could not render the request's messages (%s); using the template's generation prompt",
                     error,
                 )
-        if prompt is None:
-            analysis = template.analysis
-            # (thinking as the kwargs set it: `enable_thinking`, or the template's own switch, say `thinking`)
-            thinking = kwargs.get("enable_thinking", requested_thinking(analysis.switches, kwargs))
-            prompts = analysis.generation_prompts
-            prompt = prompts.no_thinking if thinking is False else prompts.thinking
-        return template.params_for_prompt(prompt, reasoning_format="auto", **common)
+        return reply_params(template, shape, kwargs, prompt=prompt, content_only=content_only)
 
     def _decode(self, ids: Sequence[int]) -> str:
         try:
