@@ -239,7 +239,7 @@ class ParquetParts:
         return rows, failed
 
     def write(self, batch: Any) -> bool:
-        """Add a chunk's batch; True when that wrote a part (the rows so far are on disk)."""
+        """Add a chunk's batch; True when that wrote a part (the rows so far are in parts)."""
         if batch.num_rows:
             self._pending.append(batch)
             self._pending_rows += batch.num_rows

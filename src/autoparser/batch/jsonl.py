@@ -15,9 +15,10 @@ from typing import Any, BinaryIO
 
 from .parser import Outcome
 
-__all__ = ["JsonlReader", "count_rows", "encode_rows", "is_row", "read_rows"]
+__all__ = ["JsonlReader", "JsonlWriter", "count_rows", "encode_rows", "is_row", "read_rows", "skip_rows"]
 
-_decode = json.JSONDecoder().decode
+_decoder = json.JSONDecoder()
+_decode, _raw_decode = _decoder.decode, _decoder.raw_decode
 _BLANK = " \t\n\r\x0b\x0c"  # what bytes.isspace() calls space: a line of only these is no row, read either way
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), default=str).encode
@@ -38,42 +39,48 @@ def count_rows(path: str | Path) -> int:
 
 
 class JsonlReader:
-    """The input as chunks of ``chunk_rows`` rows (whole lines, as bytes), from byte ``offset`` on, after skipping
-    ``skip`` rows there. Each chunk comes with the byte offset just past it, for the checkpoint."""
+    """The input as chunks of about ``chunk_rows`` rows (blocks of whole lines, as bytes: the lines are counted,
+    not split, here), from byte ``offset`` on. Each chunk comes with the byte offset just past it, for the
+    checkpoint."""
 
-    def __init__(self, path: str | Path, chunk_rows: int, offset: int = 0, skip: int = 0) -> None:
+    def __init__(self, path: str | Path, chunk_rows: int, offset: int = 0) -> None:
         self.path = Path(path)
         self.chunk_rows = max(chunk_rows, 1)
         self.offset = offset
-        self.skip = skip
 
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            position = self.offset + _skip_rows(f, self.skip)
-            lines: list[bytes] = []
-            rows = 0
-            for line in f:
-                lines.append(line)
-                position += len(line)
-                if is_row(line):
-                    rows += 1
-                    if rows >= self.chunk_rows:
-                        yield b"".join(lines), position
-                        lines, rows = [], 0
-            if lines:
-                yield b"".join(lines), position
+        with open(self.path, "rb", buffering=0) as f:
+            position = f.seek(self.offset)
+            size, carry = 64 * self.chunk_rows, b""  # bytes per block, fitted to the lines' length as they come
+            while True:
+                block = f.read(size)
+                if not block:
+                    break
+                block = carry + block
+                cut = block.rfind(b"\n") + 1
+                if not cut:  # a line longer than the block: read on
+                    carry = block
+                    continue
+                carry = block[cut:]
+                position += cut
+                lines = block.count(b"\n", 0, cut)
+                size = max(4096, min(size * 4, cut * self.chunk_rows // lines))
+                yield block[:cut], position
+            if carry:
+                yield carry, position + len(carry)
 
 
-def _skip_rows(f: BinaryIO, rows: int) -> int:
-    """Read past ``rows`` rows of ``f``; the bytes read."""
+def skip_rows(path: Path, offset: int, rows: int) -> int:
+    """The bytes of the ``rows`` rows from byte ``offset`` of a file on (blank lines between them included)."""
     read = 0
-    while rows > 0:
-        line = f.readline()
-        if not line:
-            break
-        read += len(line)
-        rows -= is_row(line)
+    if rows > 0:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            for line in f:
+                read += len(line)
+                rows -= is_row(line)
+                if not rows:
+                    break
     return read
 
 
@@ -104,9 +111,14 @@ def _read_bytes_rows(data: bytes) -> Iterator[dict[str, Any] | str]:
 
 def _row(line: str) -> dict[str, Any] | str:
     try:
-        row = _decode(line)
-    except ValueError as err:
-        return f"the line is not valid JSON: {err}"
+        row, end = _raw_decode(line)  # no whitespace scans around the value, unless there is some (below)
+        if end != len(line):
+            row = _decode(line)
+    except ValueError:
+        try:
+            row = _decode(line)  # leading whitespace, or the error's own message
+        except ValueError as err:
+            return f"the line is not valid JSON: {err}"
     return row if row.__class__ is dict else f"the line holds a JSON {type(row).__name__}, not an object"
 
 
@@ -137,10 +149,12 @@ class JsonlWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._file: BinaryIO | None = None
+        self._written = 0  # the bytes of whole chunks in the file (a write cut short by Ctrl-C is not counted)
 
     def start(self) -> None:
         """A fresh output: the file emptied."""
         self._file = open(self.path, "wb")  # noqa: SIM115 (closed by close())
+        self._written = 0
 
     def recover(self, offset: int) -> tuple[int, int]:
         """Resume after ``offset`` checkpointed bytes: keep the whole lines written since (a kill between a write
@@ -153,25 +167,24 @@ class JsonlWriter:
         self._file.seek(offset)
         tail = self._file.read()
         whole = tail[: tail.rfind(b"\n") + 1]
-        self._file.seek(offset + len(whole))
+        self._written = self._file.seek(offset + len(whole))
         self._file.truncate()
         lines = whole.split(b"\n")[:-1]
         failed = sum(1 for line in lines if _decode(line.decode()).get("error") is not None)
         return len(lines), failed
 
-    def write(self, data: bytes) -> bool:
-        """Append a chunk's lines; True: they are in the file (for a process kill; not synced for a power loss)."""
+    def write(self, data: bytes) -> None:
+        """Append a chunk's lines, flushed: in the file for a process kill (not synced for a power loss)."""
         assert self._file is not None
         self._file.write(data)
         self._file.flush()
-        return True
+        self._written += len(data)
 
     def flush(self) -> bool:
         return False
 
     def state(self) -> dict[str, Any]:
-        assert self._file is not None
-        return {"bytes": self._file.tell()}
+        return {"bytes": self._written}
 
     def finish(self) -> None:
         self.close()

@@ -159,7 +159,10 @@ class BatchParser:
     def parse_text(self, text: str, messages: Any = None, tools: Any = None) -> Outcome:
         """The outcome of one reply to a request (``messages`` / ``tools`` as in :meth:`params_for`)."""
         try:
-            params = self.params_for(messages, tools)
+            if messages is None and tools is None and self._default is not None:
+                params = self._default  # most rows: the batch's own request
+            else:
+                params = self.params_for(messages, tools)
             message = params.parse(text)
         except _RowFailure as err:
             return failure(err.args[0])

@@ -22,13 +22,15 @@ from typing import Any
 
 from .arrow import ParquetParts, ParquetReader, empty_schema
 from .formats import BatchError, Format, format_of
-from .jsonl import JsonlReader, JsonlWriter, count_rows
+from .jsonl import JsonlReader, JsonlWriter, count_rows, skip_rows
 from .parser import BatchParser
 from .progress import BatchProgress
 from .resume import Checkpoint, checkpoint_path, fingerprint
 from .worker import ChunkResult, ChunkWorker, run_chunk, start_worker
 
 __all__ = ["BatchSummary", "run_batch"]
+
+_CHECKPOINT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -99,34 +101,40 @@ def run_batch(
     point, beyond = _begin(writer, mark, identity, resume)
     resumed = point.rows
     reader: JsonlReader | ParquetReader
-    if read_as == "jsonl":  # the position is a byte offset; the rows written past it are skipped from there
-        reader = JsonlReader(source, chunk_rows, point.position, beyond)
+    if read_as == "jsonl":  # the position is a byte offset: past the rows the output holds beyond it
+        point.position += skip_rows(source, point.position, beyond)
+        reader = JsonlReader(source, chunk_rows, point.position)
     else:  # the position is the rows read
+        point.position = point.rows
         reader = ParquetReader(source, parser, chunk_rows, point.rows)
     shown = BatchProgress(None, point.rows, progress)
     if shown.enabled:
         shown.total = count_rows(source) if isinstance(reader, JsonlReader) else reader.rows
+    # (rows, failed, input position) after the last chunk written: one tuple, replaced in one step, so that a
+    # Ctrl-C landing anywhere leaves it describing what the output holds (or less: a resume recovers the rest)
+    done = (point.rows, point.failed, point.position)
     try:
-        with _chunks(parser, write_as, workers) as parse, shown:
+        with _Chunks(parser, write_as, workers) as parse, shown:
+            saved = time.monotonic()
             for position, result in parse(reader):
-                point.rows += result.rows
-                point.failed += result.failed
-                point.position = position
-                if writer.write(result.data):
-                    point.output = dict(writer.state())
-                    point.save(mark)
+                writer.write(result.data)
+                done = (done[0] + result.rows, done[1] + result.failed, position)
                 shown.advance(result.rows)
                 _report(result.notes, notes, on_warning)
+                # A checkpoint a second at most (renaming a file can take milliseconds): a resume keeps what the
+                # output holds past it anyway (the writers' recover()), so a rarer one loses nothing.
+                if time.monotonic() - saved >= _CHECKPOINT_SECONDS:
+                    _save(point, done, writer, mark)
+                    saved = time.monotonic()
     except KeyboardInterrupt:
-        if writer.flush():  # Parquet: what was gathered, as a part, so none of it is parsed again
-            point.output = dict(writer.state())
-            point.save(mark)
+        writer.flush()  # Parquet: what was gathered, as a part, so none of it is parsed again
+        _save(point, done, writer, mark)
         raise
     finally:
         writer.close()
     writer.finish()
     mark.unlink(missing_ok=True)
-    return BatchSummary(target, point.rows, point.failed, resumed, time.perf_counter() - started, _cpu() - cpu_started)
+    return BatchSummary(target, done[0], done[1], resumed, time.perf_counter() - started, _cpu() - cpu_started)
 
 
 def _begin(
@@ -156,6 +164,12 @@ def _begin(
     return point, 0
 
 
+def _save(point: Checkpoint, done: tuple[int, int, int], writer: JsonlWriter | ParquetParts, mark: Path) -> None:
+    point.rows, point.failed, point.position = done
+    point.output = dict(writer.state())
+    point.save(mark)
+
+
 def _options(parser: BatchParser, read_as: Format, write_as: Format) -> dict[str, Any]:
     """What the output depends on besides the input: the template and every option."""
     state = parser.__getstate__()
@@ -173,7 +187,7 @@ def _report(found: Iterable[str], seen: dict[str, None], hear: Callable[[str], N
                 hear(note)
 
 
-class _chunks:  # noqa: N801 (used as a function: `with _chunks(...) as parse`)
+class _Chunks:
     """``parse(reader)``: each chunk's input position and :class:`ChunkResult`, in input order, parsed in place
     (one worker) or by worker processes with ``2 × workers`` chunks in flight."""
 
