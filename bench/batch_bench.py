@@ -47,7 +47,10 @@ _SENTENCES = [
     "2 + 2 = 4",
     "Hello! How can I help you today?",
 ]
-_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n<parameter=days>\n{days}\n</parameter>\n</function>\n</tool_call>"
+_CALL = (
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n"
+    "<parameter=days>\n{days}\n</parameter>\n</function>\n</tool_call>"
+)
 
 
 def replies(rows: int) -> list[str]:

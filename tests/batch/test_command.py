@@ -250,7 +250,7 @@ def test_without_pyarrow(tmp_path: Path) -> None:
     source = _write(tmp_path / "in.jsonl", _rows())
     run = (
         "import sys; sys.modules['pyarrow'] = None; from autoparser.cli import main\n"
-        "for out in sys.argv[1:]: print(main(['batch', 'Qwen3-Coder', %r, out]))" % str(source)
+        f"for out in sys.argv[1:]: print(main(['batch', 'Qwen3-Coder', {str(source)!r}, out]))"
     )
     argv = [sys.executable, "-c", run, str(tmp_path / "o.jsonl"), str(tmp_path / "o.parquet")]
     ran = subprocess.run(argv, env=_env(), capture_output=True, text=True, timeout=60)

@@ -79,7 +79,8 @@ def test_text_field_path_and_missing_replies() -> None:
         out[1]["error"] == out[2]["error"] == "no reply: the row has no 'output.samples.0' field (nor OpenAI choices)"
     )
     assert "choices[0] holds no text" in out[3]["error"]
-    assert list(parse_rows("Qwen3-Coder", rows[4:]))[0]["error"] == "no reply: the 'text' field holds int, not text"
+    [number] = parse_rows("Qwen3-Coder", rows[4:])
+    assert number["error"] == "no reply: the 'text' field holds int, not text"
 
 
 def test_rows_with_their_own_request() -> None:
