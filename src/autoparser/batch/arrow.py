@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .fields import without_nulls
 from .formats import BatchError, pyarrow
 from .parser import BatchParser, Outcome
 
@@ -72,16 +73,8 @@ def batch_rows(batch: Any, parser: BatchParser) -> list[dict[str, Any]]:
     for name in (parser.messages_field, parser.tools_field):
         if name and name in columns and not pa.types.is_string(batch.schema.field(name).type):
             for row in rows:
-                row[name] = _without_nulls(row[name])
+                row[name] = without_nulls(row[name])
     return rows
-
-
-def _without_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
 
 
 def encode_batch(parser: BatchParser, rows: Sequence[Any], outcomes: Sequence[Outcome], source: Any = None) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["MissingText", "text_reader"]
+__all__ = ["MissingText", "text_reader", "without_nulls"]
 
 TextReader = Callable[[Mapping[str, Any]], str]
 
@@ -79,3 +79,14 @@ def _openai_text(row: Mapping[str, Any], field: str) -> str:
             return _checked(text, "choices[0]")
         raise MissingText("the OpenAI record's choices[0] holds no text (no 'text', no 'message.content')")
     raise MissingText(f"the row has no {field!r} field (nor OpenAI choices)")
+
+
+def without_nulls(value: Any) -> Any:
+    """A request field read from Arrow structs (a Parquet column, a ``datasets`` or Ray batch) without the null
+    fields Arrow gives every struct: Arrow cannot tell an absent key from a null one, and templates test
+    ``'tool_calls' in message``. JSON text and other values are returned as they are."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [without_nulls(v) for v in value]
+    return value

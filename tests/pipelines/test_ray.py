@@ -1,0 +1,72 @@
+"""Ray Data: ``Dataset.map_batches(RayParser, concurrency=2)`` on a local Ray cluster of two CPUs started here, read
+as ``ChatParams.parse()`` reads each reply; the parser is built once per worker."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+if os.environ.get("AUTOPARSER_REQUIRE_PIPELINES"):  # .ci/run's pipelines step: absence is a failure, not a skip
+    import ray
+    import ray.data
+else:
+    ray = pytest.importorskip("ray", reason=".ci/run tests the pipelines in an environment of their own")
+    pytest.importorskip("ray.data")
+
+from autoparser.pipelines.ray import RayParser, parse_ray_dataset
+
+from ..batch import cases
+from ..support import outputs
+
+TEMPLATE = "Qwen3-Coder"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """One local cluster for the module (starting Ray takes seconds): two CPUs, no dashboard."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def test_map_batches_with_two_workers(cluster: None) -> None:
+    rows = cases.rows(TEMPLATE) * 6
+    dataset = ray.data.from_items([{**row, "n": i} for i, row in enumerate(rows)], override_num_blocks=4)
+    options = {"tools": outputs.request_tools(TEMPLATE), "parallel_tool_calls": True, "enable_thinking": True}
+    parsed = parse_ray_dataset(
+        dataset, TEMPLATE, concurrency=2, batch_size=4, messages=outputs.conversation(TEMPLATE), **options
+    )
+    got = sorted(parsed.take_all(), key=lambda row: row["n"])
+    assert [row["n"] for row in got] == list(range(len(rows)))
+    params = cases.params(TEMPLATE)
+    for row in got:
+        want = params.parse(row["text"])
+        assert cases.canonical(row["message"], row["text"]) == cases.canonical(want.to_openai(), row["text"])
+        assert list(row["call_statuses"]) == [c.status.value for c in want.tool_calls] and row["error"] is None
+
+
+def test_numpy_batches_and_the_outputs_alone(cluster: None) -> None:
+    """NumPy batches (Ray's default format) too; ``append=False`` gives the output columns and the kept ones."""
+    rows = [{"id": i, "text": f"Answer {i}."} for i in range(8)]
+    parsed = ray.data.from_items(rows, override_num_blocks=2).map_batches(
+        RayParser,
+        fn_constructor_kwargs={"template": TEMPLATE, "append": False, "keep": ["id"]},
+        compute=ray.data.ActorPoolStrategy(size=2),
+        batch_format="numpy",
+    )
+    got = sorted(parsed.take_all(), key=lambda row: row["id"])
+    assert [(r["id"], r["message"]["content"], r["error"]) for r in got] == [
+        (i, f"Answer {i}.", None) for i in range(8)
+    ]
+    assert set(got[0]) == {"message", "warnings", "call_statuses", "error", "id"}
+
+
+def test_the_parser_is_built_with_the_worker_and_takes_pandas() -> None:
+    pandas = pytest.importorskip("pandas")
+    worker = RayParser(TEMPLATE, keep=["id"], append=False)
+    assert worker.parser._default is not None  # built in the constructor: once per actor, before any batch
+    table = worker(pandas.DataFrame({"id": [1, 2], "text": ["One.", "Two."]}))
+    assert [(r["id"], r["message"]["content"]) for r in table.to_pylist()] == [(1, "One."), (2, "Two.")]
