@@ -26,7 +26,7 @@ def _dataset() -> datasets.Dataset:
     return datasets.Dataset.from_list([{**row, "n": i} for i, row in enumerate(rows)])
 
 
-def test_map_with_two_processes(tmp_path: object) -> None:
+def test_map_with_two_processes() -> None:
     dataset = _dataset()
     options = {"tools": outputs.request_tools(TEMPLATE), "parallel_tool_calls": True, "enable_thinking": True}
     parsed = parse_dataset(
