@@ -16,6 +16,7 @@ else:
 from autoparser.pipelines.datasets import DatasetsParser, parse_dataset
 
 from ..batch import cases
+from ..batch.docs import example
 from ..support import outputs
 
 TEMPLATE = "Qwen3-Coder"
@@ -56,3 +57,13 @@ def test_requests_per_row_and_a_map_of_ones_own() -> None:
     assert without["tool_calls"] is None and "get_weather" in without["content"]
     with pytest.raises(ValueError, match="keep"):
         DatasetsParser(TEMPLATE, keep=["id"])
+
+
+def test_the_docs_example(capsys: pytest.CaptureFixture[str]) -> None:
+    namespace: dict[str, object] = {}
+    exec(example("datasets"), namespace)
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "{'role': 'assistant', 'content': 'Answer 0.', 'reasoning_content': None, 'tool_calls': None}"
+    )
+    parsed = namespace["parsed"]
+    assert parsed["message"][99]["content"] == "Answer 99." and parsed.column_names[-1] == "error"  # type: ignore[index]

@@ -18,6 +18,7 @@ else:
 from autoparser.pipelines.ray import RayParser, parse_ray_dataset
 
 from ..batch import cases
+from ..batch.docs import example
 from ..support import outputs
 
 TEMPLATE = "Qwen3-Coder"
@@ -62,6 +63,14 @@ def test_numpy_batches_and_the_outputs_alone(cluster: None) -> None:
         (i, f"Answer {i}.", None) for i in range(8)
     ]
     assert set(got[0]) == {"message", "warnings", "call_statuses", "error", "id"}
+
+
+def test_the_docs_example(cluster: None, capsys: pytest.CaptureFixture[str]) -> None:
+    namespace: dict[str, object] = {}
+    exec(example("ray"), namespace)
+    assert capsys.readouterr().out.splitlines()[0].startswith("{'role': 'assistant', 'content': 'Answer ")
+    got = sorted(namespace["parsed"].take_all(), key=lambda row: row["id"])  # type: ignore[attr-defined]
+    assert [row["message"]["content"] for row in got] == [f"Answer {i}." for i in range(100)]
 
 
 def test_the_parser_is_built_with_the_worker_and_takes_pandas() -> None:

@@ -19,6 +19,7 @@ from autoparser import ChatTemplate
 from autoparser.pipelines.vllm_offline import parse_outputs
 
 from ..batch import cases
+from ..batch.docs import example
 from ..support import outputs
 
 
@@ -77,3 +78,17 @@ def test_a_conversation_per_output() -> None:
         parse_outputs(results, tmpl, messages=[first])
     by_messages = parse_outputs(results, tmpl, messages=[first, second], enable_thinking=True)
     assert by_messages[1].messages[0] == tmpl.apply(second, enable_thinking=True).parse(reply)
+
+
+def test_the_docs_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's example over outputs as ``LLM.chat`` returns them (a call, and an answer cut by the length)."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    params = ChatTemplate.load("Qwen3-Coder").apply([{"role": "user", "content": "Weather?"}], tools=tools)
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    results = [_output("0", params.prompt, [call], ["stop"]), _output("1", params.prompt, ["It is sun"], ["length"])]
+    exec(example("vllm"), {"outputs": results, "tools": tools})
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("0 (ToolCall(name='get_weather', arguments='{\"city\": \"Paris\"}'") and first.endswith(
+        " tool_calls"
+    )
+    assert second == "1 () length"
