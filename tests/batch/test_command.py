@@ -282,3 +282,31 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path, capsys: pytest.CaptureF
     assert run.returncode == 0
     text = shown.decode(errors="replace")
     assert "parsing" in text and "rows/s" in text and "ETA" in text and f"/{10 * len(cases.rows(TEMPLATE))}" in text
+
+
+def test_importing_loads_no_pipeline_library() -> None:
+    """``import autoparser`` loads neither the batch nor the pipelines; they load their libraries only when used."""
+    check = (
+        "import sys, autoparser; assert 'autoparser.batch' not in sys.modules\n"
+        "import autoparser.batch, autoparser.pipelines.datasets, autoparser.pipelines.ray, "
+        "autoparser.pipelines.vllm_offline\n"
+        "print(sorted(m for m in ('pyarrow', 'datasets', 'ray', 'vllm') if m in sys.modules))"
+    )
+    ran = subprocess.run([sys.executable, "-c", check], env=_env(), capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
+
+
+def test_kept_values_of_mixed_types_in_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept JSONL field whose values differ in type from part to part (numbers, strings, objects) becomes a
+    text column; one that agrees keeps its type, nulls included."""
+    values = [1, 2, "x", None, {"a": 1}, 3]
+    rows = [{"text": "Hi", "v": v, "n": i if i != 3 else None} for i, v in enumerate(values)]
+    source = _write(tmp_path / "in.jsonl", rows)
+    output = tmp_path / "out.parquet"
+    argv = [TEMPLATE, str(source), str(output), "--keep", "v,n", "--chunk-rows", "2", "--flush-seconds", "0"]
+    assert _batch(capsys, *argv)[0] == 0
+    table = pq.read_table(output)
+    assert table.schema.field("v").type == pa.string() and table.schema.field("n").type == pa.int64()
+    assert table.column("v").to_pylist() == ["1", "2", "x", None, '{"a": 1}', "3"]
+    assert table.column("n").to_pylist() == [0, 1, 2, None, 4, 5]
