@@ -310,3 +310,17 @@ def test_kept_values_of_mixed_types_in_parquet(tmp_path: Path, capsys: pytest.Ca
     assert table.schema.field("v").type == pa.string() and table.schema.field("n").type == pa.int64()
     assert table.column("v").to_pylist() == ["1", "2", "x", None, '{"a": 1}', "3"]
     assert table.column("n").to_pylist() == [0, 1, 2, None, 4, 5]
+
+
+def test_resume_without_its_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autoparser.batch import BatchParser
+    from autoparser.batch.resume import Checkpoint, checkpoint_path, fingerprint
+    from autoparser.batch.runner import _options
+
+    source = _write(tmp_path / "in.jsonl", _rows())
+    output = tmp_path / "out.jsonl"
+    as_the_command = {"reasoning_format": "auto", "enable_thinking": None, "parallel_tool_calls": None}
+    parser = BatchParser(TEMPLATE, tool_choice="auto", undeclared_tools="call", **as_the_command)
+    Checkpoint(fingerprint(source, _options(parser, "jsonl", "jsonl"))).save(checkpoint_path(output))
+    code, err = _batch(capsys, TEMPLATE, str(source), str(output), "--resume")
+    assert code == 1 and "is gone (its checkpoint is still there)" in err

@@ -49,23 +49,8 @@ def test_map_batches_with_two_workers(cluster: None) -> None:
         assert list(row["call_statuses"]) == [c.status.value for c in want.tool_calls] and row["error"] is None
 
 
-def test_numpy_batches_and_the_outputs_alone(cluster: None) -> None:
-    """NumPy batches (Ray's default format) too; ``append=False`` gives the output columns and the kept ones."""
-    rows = [{"id": i, "text": f"Answer {i}."} for i in range(8)]
-    parsed = ray.data.from_items(rows, override_num_blocks=2).map_batches(
-        RayParser,
-        fn_constructor_kwargs={"template": TEMPLATE, "append": False, "keep": ["id"]},
-        compute=ray.data.ActorPoolStrategy(size=2),
-        batch_format="numpy",
-    )
-    got = sorted(parsed.take_all(), key=lambda row: row["id"])
-    assert [(r["id"], r["message"]["content"], r["error"]) for r in got] == [
-        (i, f"Answer {i}.", None) for i in range(8)
-    ]
-    assert set(got[0]) == {"message", "warnings", "call_statuses", "error", "id"}
-
-
 def test_the_docs_example(cluster: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's two ways: parse_ray_dataset (PyArrow batches), and map_batches by hand with NumPy batches."""
     namespace: dict[str, object] = {}
     exec(example("ray"), namespace)
     assert capsys.readouterr().out.splitlines()[0].startswith("{'role': 'assistant', 'content': 'Answer ")
@@ -74,8 +59,11 @@ def test_the_docs_example(cluster: None, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_the_parser_is_built_with_the_worker_and_takes_pandas() -> None:
+    """The constructor builds the parser (once per actor, before any batch); a pandas batch, and ``append=False``:
+    the output columns and the kept ones alone."""
     pandas = pytest.importorskip("pandas")
     worker = RayParser(TEMPLATE, keep=["id"], append=False)
-    assert worker.parser._default is not None  # built in the constructor: once per actor, before any batch
-    table = worker(pandas.DataFrame({"id": [1, 2], "text": ["One.", "Two."]}))
+    assert worker.parser._default is not None
+    table = worker(pandas.DataFrame({"id": [1, 2], "text": ["One.", "Two."], "other": [0, 0]}))
+    assert table.schema.names == ["message", "warnings", "call_statuses", "error", "id"]
     assert [(r["id"], r["message"]["content"]) for r in table.to_pylist()] == [(1, "One."), (2, "Two.")]

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .formats import BatchError
 from .parser import Outcome
 
 __all__ = ["JsonlReader", "JsonlWriter", "count_rows", "encode_rows", "is_row", "read_rows", "skip_rows"]
@@ -160,10 +161,13 @@ class JsonlWriter:
         """Resume after ``offset`` checkpointed bytes: keep the whole lines written since (a kill between a write
         and its checkpoint), cut a line left unfinished; the rows and failed rows of the lines kept beyond
         ``offset``."""
-        self._file = open(self.path, "r+b")  # noqa: SIM115 (closed by close())
+        try:
+            self._file = open(self.path, "r+b")  # noqa: SIM115 (closed by close())
+        except FileNotFoundError:
+            raise BatchError(f"cannot resume: {self.path} is gone (its checkpoint is still there)") from None
         size = self._file.seek(0, 2)
         if size < offset:
-            raise ValueError(f"{self.path} is shorter ({size} bytes) than its checkpoint says ({offset})")
+            raise BatchError(f"cannot resume: {self.path} is shorter ({size} bytes) than its checkpoint ({offset})")
         self._file.seek(offset)
         tail = self._file.read()
         whole = tail[: tail.rfind(b"\n") + 1]
