@@ -9,10 +9,10 @@ around it (reading, the JSON or Arrow of the row, the message's conversion, writ
 Targets (issue 27): >= 20,000 replies/s per worker including reading and writing; >= 1.8x that with 2 workers.
 
 Measured on the shared 2-core development machine (load 5-8 from other work, so wall rates are halved and the two-
-worker rate cannot be judged there; CPU per row is the steadier figure), 100,000 rows: parse() alone 65-97 µs CPU a
+worker rate cannot be judged there; CPU per row is the steadier figure), 100,000 rows: parse() alone 60-97 µs CPU a
 reply; the batch adds 5-8 µs (JSONL) and 6-8 µs (Parquet) CPU a row with one worker, about 3 µs more with two (the
 reading process, the chunks' trips between processes); the batch alone (parse() answered from a table) runs
-40,000-75,000 rows/s (JSONL) and 76,000-88,000 rows/s (Parquet) per worker. So the rate is the parser's: 20,000
+40,000-123,000 rows/s (JSONL) and 76,000-168,000 rows/s (Parquet) per worker. So the rate is the parser's: 20,000
 rows/s per worker needs parse() under about 40 µs a reply.
 
 Run: python bench/batch_bench.py [--rows N] [--format jsonl|parquet|both] [--cli]
