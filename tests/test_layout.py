@@ -42,6 +42,8 @@ FLOORS: dict[str, int] = {
     "integrations": 9,
     "check": 9,
     "serve": 9,
+    "batch": 9,
+    "pipelines": 10,
     "cli": 10,
     "__main__": 11,
 }

@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(vLLM/SGLang structured outputs, xgrammar); tool_choice auto otherwise gets a lazy grammar with triggers",
     )
     _check_arguments(commands)
+    _batch_arguments(commands)
     _serve_arguments(commands)
     return parser
 
@@ -163,6 +164,92 @@ def _check_arguments(commands: Any) -> None:
     output = check.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--markdown", action="store_true", help="print the Markdown table of docs/roundtrip.md")
+
+
+# `autoparser batch`'s exit status when some rows failed (the others are written): distinct from 1 (the batch could
+# not run) and 2 (bad arguments), so a pipeline can tell "look at the error rows" from "nothing happened".
+BATCH_ROWS_FAILED = 3
+_INTERRUPTED = 130  # what a shell reports for a process ended by Ctrl-C
+
+
+def _batch_arguments(commands: Any) -> None:
+    batch = commands.add_parser(
+        "batch",
+        help="parse a file of model replies (JSONL or Parquet) into a file of OpenAI messages",
+        description="Parse every model reply in INPUT into OUTPUT, one row per input row, in order: 'message' (the "
+        "OpenAI message), 'warnings', 'call_statuses' (each call's: complete, cut_off, repaired), 'error' (null, or "
+        "why the row could not be parsed) and the --keep fields. JSONL or Parquet each, by suffix. A row's reply is "
+        "its --text-field, or an OpenAI completion or chat-completion record's choices[0]; a row's own 'messages' "
+        "and 'tools' fields give the request it answers (else --messages / --tools). Parquet needs pyarrow: pip "
+        "install 'autoparser[batch]'.",
+        epilog=f"exit status: 0 every row parsed; {BATCH_ROWS_FAILED} some rows failed (written with their 'error', "
+        "the others parsed); 1 the batch could not run; 2 bad arguments; 130 interrupted (run again with --resume "
+        "to carry on).",
+    )
+    _template_arguments(batch)
+    batch.add_argument("input", metavar="INPUT", help="the replies: a .jsonl or .parquet file")
+    batch.add_argument("output", metavar="OUTPUT", help="where the messages go: a .jsonl or .parquet file")
+    batch.add_argument(
+        "--text-field",
+        default="text",
+        metavar="FIELD",
+        help="the field holding the reply, or a dotted path such as output.text (default: text; without it, OpenAI "
+        "records' choices[0].text or choices[0].message.content)",
+    )
+    batch.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="FIELDS",
+        help="input fields copied into each output row (comma-separated; may be repeated), e.g. --keep id",
+    )
+    batch.add_argument("--tools", metavar="JSON", help="file with the tools of rows without a 'tools' field")
+    batch.add_argument("--messages", metavar="JSON", help="file with the conversation of rows without 'messages'")
+    batch.add_argument(
+        "--reasoning-format",
+        choices=["none", "auto", "deepseek", "deepseek-legacy"],
+        default="auto",
+        help="where reasoning goes: 'none' keeps it in the content (default: auto)",
+    )
+    batch.add_argument(
+        "--reasoning-field",
+        choices=["reasoning_content", "reasoning"],
+        default="reasoning_content",
+        help="the message's key for the reasoning (default: reasoning_content)",
+    )
+    batch.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
+    batch.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
+    batch.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
+    batch.add_argument(
+        "--undeclared-tools",
+        choices=["call", "content"],
+        default="call",
+        help="a call to a tool the request does not declare: a call with a warning (default), or content",
+    )
+    batch.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    batch.add_argument(
+        "--resume",
+        action="store_true",
+        help="carry on an interrupted run of the same command from OUTPUT's checkpoint (OUTPUT.resume.json): no row "
+        "written twice, none left out",
+    )
+    batch.add_argument("--chunk-rows", type=int, default=1000, metavar="N", help="rows per worker task (default 1000)")
+    batch.add_argument("--input-format", choices=["jsonl", "parquet"], help="INPUT's format (default: by suffix)")
+    batch.add_argument("--output-format", choices=["jsonl", "parquet"], help="OUTPUT's format (default: by suffix)")
+    batch.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar with rate and time left on stderr (default: when stderr is a terminal)",
+    )
+    batch.add_argument(
+        "--flush-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="Parquet output: make what is parsed resumable at least this often (default 10; JSONL output is after "
+        "every chunk)",
+    )
 
 
 # The choices of `serve`, here so that `autoparser --help` works without the serve extra (autoparser.serve.upstream
@@ -910,7 +997,72 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in reports) else 1
 
 
-_COMMANDS = {"analyze": _analyze, "parse": _parse, "grammar": _grammar, "check": _check, "serve": _serve}
+def _batch(args: argparse.Namespace) -> int:
+    from .batch import BatchError, BatchParser, run_batch
+
+    if args.workers < 1 or args.chunk_rows < 1:
+        raise _Failure("--workers and --chunk-rows must be whole numbers >= 1", 2)
+    tmpl = _load(args.template, args.template_name)
+    tools = _read_json(args.tools, "--tools") if args.tools else None
+    _check_template(args.template, tmpl, tools)
+    messages = _read_json(args.messages, "--messages") if args.messages else None
+    keep = [name.strip() for option in args.keep for name in option.split(",") if name.strip()]
+    try:
+        parser = BatchParser(
+            tmpl,
+            messages=messages,
+            tools=tools,
+            text_field=args.text_field,
+            keep=keep,
+            reasoning_field=args.reasoning_field,
+            reasoning_format=args.reasoning_format,
+            enable_thinking=args.thinking,
+            parallel_tool_calls=args.parallel,
+            tool_choice=args.tool_choice,
+            undeclared_tools=args.undeclared_tools,
+        )
+    except ValueError as err:
+        raise _Failure(f"--keep: {err}", 2) from None
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as Ctrl-C does: resumable
+    try:
+        summary = run_batch(
+            parser,
+            args.input,
+            args.output,
+            workers=args.workers,
+            resume=args.resume,
+            chunk_rows=args.chunk_rows,
+            input_format=args.input_format,
+            output_format=args.output_format,
+            progress=args.progress,
+            flush_seconds=args.flush_seconds,
+            on_warning=_warn,
+        )
+    except BatchError as err:
+        raise _Failure(str(err)) from None
+    except (AutoparserError, ValueError, TypeError) as err:  # the default request (--messages, --tools)
+        raise _Failure(_in(args.template, err)) from None
+    except KeyboardInterrupt:
+        _error(f"interrupted; what is written to {args.output} is kept: run the same command with --resume to go on")
+        return _INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(f"autoparser: {summary}", file=sys.stderr)
+    return 0 if summary.ok else BATCH_ROWS_FAILED
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+_COMMANDS = {
+    "analyze": _analyze,
+    "parse": _parse,
+    "grammar": _grammar,
+    "check": _check,
+    "batch": _batch,
+    "serve": _serve,
+}
 # What a process killed by SIGPIPE reports to its shell (141), as `yes | head -1` does; 1 where there is no SIGPIPE.
 _BROKEN_PIPE = 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
 
