@@ -29,6 +29,7 @@ import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
 from .scan import ContextScan, scan_context
@@ -37,6 +38,7 @@ __all__ = [
     "clear_compile_cache",
     "compile_template",
     "context_scan",
+    "loops_over_message_content",
     "make_environment",
     "render_bounded",
     "variables_read",
@@ -133,7 +135,7 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan]:
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan, bool]:
     env = make_environment()
     parser = jinja2.parser.Parser(env, source)
     try:
@@ -143,10 +145,11 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan]
     try:
         names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
         scan = scan_context(tree)  # (before the guards rewrite the tree)
+        parts = loops_over_content(tree)
         add_guards(tree)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
-            return env.from_string(tree), names, scan
+            return env.from_string(tree), names, scan, parts
     except (RecursionError, MemoryError, SyntaxError) as err:
         # Deep nesting: the tree walks (name scan, guards, Jinja's code generator) recurse, and Python refuses
         # more than 100 indentation levels or 20 nested loops in the generated code (SyntaxError here is Python's).
@@ -183,6 +186,12 @@ def variables_read(source: str) -> frozenset[str]:
 def context_scan(source: str) -> ContextScan:
     """The context variables the template reads and the constants it compares them with (:mod:`.scan`)."""
     return _compile(source)[2]
+
+
+def loops_over_message_content(source: str) -> bool:
+    """Whether the template loops over a message's content (it reads content parts: vLLM's rule, see
+    :mod:`.content_loops`), read from the tree parsed to compile it."""
+    return _compile(source)[3]
 
 
 def clear_compile_cache() -> None:
