@@ -41,6 +41,11 @@ _SHOWN = (tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS)
 
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
+    regular = generated.regular
+    if regular is not None and not partial:  # a reply without markup: one regex (parser/regular.py)
+        message = regular.read(generated.prefill, text)
+        if message is not None:
+            return message
     full = generated.prefill + text
     result = generated.parser.parse(full, partial=partial)
     if result.fail:  # a generated parser never fails on text (every item falls back to content); be safe anyway
