@@ -56,6 +56,7 @@ def _replies(template: str, params: ChatParams) -> list[str]:
     reasoning = ChatTemplate.load(template).analysis.reasoning
     start, end = core(reasoning.start), core(reasoning.end)
     texts += [PLAIN_CONTENT, f"  {PLAIN_CONTENT}\n\n", "\x0b" + PLAIN_CONTENT + "\x0c", "", " \n", "ok"]
+    texts += [f'{PLAIN_CONTENT} (really) "so" {{x}}', f"{PLAIN_CONTENT}\n{PLAIN_CONTENT}"]
     if end:
         for opener in (start, ""):
             texts += [
@@ -74,6 +75,11 @@ def _replies(template: str, params: ChatParams) -> list[str]:
             texts.append(f"{PLAIN_CONTENT[:20]}{signal_char(literal)}{PLAIN_CONTENT[20:]}")
             if end:
                 texts.append(f"{start}{PLAIN_REASONING}{literal}{end}{PLAIN_CONTENT}")
+    for name in generated.leftovers.tool_names:  # in call position or not, in the answer or the reasoning
+        for shown in (f"{name}(city='Paris')", f'{{"name": "{name}", "arguments": {{}}}}', f"{name} (", f"{name}"):
+            texts.append(f"{PLAIN_CONTENT} {shown} (ok)")
+            if end:
+                texts.append(f"{start}{PLAIN_REASONING} {shown}{end}{PLAIN_CONTENT} (ok)")
     return list(dict.fromkeys(texts))
 
 
