@@ -63,32 +63,48 @@ class RegularReply:
     start: str = ""
     end: str = ""
     names: tuple[str, ...] = ()
+    # The signal characters as the end marker holds them: not at all; once (at that offset in it); more often.
+    outside: tuple[str, ...] = ()
+    once: tuple[tuple[str, int], ...] = ()
+    repeated: tuple[str, ...] = ()
 
     def read(self, prefill: str, text: str) -> ChatMessage | None:
         """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
-        if not prefill and self._plain(text):
-            return text_message(text.strip(WHITESPACE))
+        if not prefill:
+            for char in self.signals:
+                if char in text:
+                    break
+            else:
+                if not self.names or self._no_names(text):
+                    return text_message(text.strip(WHITESPACE))
         end = self.end
         if not end:
             return None
-        head, found, answer = (prefill + text if prefill else text).partition(end)  # (the first end marker)
-        head = head.lstrip(_SPACE)
+        body = (prefill + text if prefill else text).lstrip(_SPACE)
         start = self.start
-        if not found or not head.startswith(start):
+        if not body.startswith(start):
             return None
-        reasoning = head[len(start) :]
-        for char in self.signals:
-            if char in reasoning:
+        rest = body[len(start) :]
+        at = rest.find(end)  # (the first end marker: where the engine's reasoning text stops)
+        if at < 0:
+            return None
+        # no signal character past the start marker but the end marker's own ("in", find and rfind: memchr scans)
+        for char in self.outside:
+            if char in rest:
                 return None
-        if not self._plain(answer):
+        for char, offset in self.once:
+            if rest.find(char) != at + offset or rest.rfind(char) != at + offset:
+                return None
+        reasoning, answer = rest[:at], rest[at + len(end) :]
+        for char in self.repeated:
+            if char in reasoning or char in answer:
+                return None
+        if self.names and not self._no_names(answer):
             return None
         return text_message(answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE))
 
-    def _plain(self, text: str) -> bool:
-        for char in self.signals:
-            if char in text:
-                return False
-        if self.names and ("(" in text or "{" in text or '"' in text):
+    def _no_names(self, text: str) -> bool:
+        if "(" in text or "{" in text or '"' in text:
             for name in self.names:
                 if name in text:
                     return False
@@ -118,4 +134,12 @@ def regular_reply(
     tail = prefill(request.generation_prompt, reasoning)
     if not (start and end and extracts_reasoning(reasoning, request)) or (tail and not tail.startswith(start)):
         start = end = ""
-    return RegularReply(signals, start, end, names)
+    return RegularReply(
+        signals,
+        start,
+        end,
+        names,
+        tuple(ch for ch in signals if ch not in end),
+        tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
+        tuple(ch for ch in signals if end.count(ch) > 1),
+    )
