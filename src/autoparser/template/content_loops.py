@@ -6,16 +6,18 @@ A template that loops over a message's ``content`` reads OpenAI's list of typed 
 message's content; a loop over a variable named ``content`` outside macros counts too.
 
 Read once, from the tree the environment parses to compile the template (:func:`.environment.context_scan`), before
-the render guards rewrite it; the tree is walked once, its loops, assignments, macros and calls collected on the way
-(a template is parsed once per source, and the first request on it pays for this walk).
+the render guards rewrite it, from the one walk of it that every compile-time reading shares
+(:func:`.scan.walk_tree`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jinja2.nodes as nodes
+
+from .scan import TreeNodes, walk_tree
 
 __all__ = ["loops_over_content"]
 
@@ -24,44 +26,21 @@ __all__ = ["loops_over_content"]
 class _Nodes:
     """The nodes the rule reads, in tree order, and the loops inside each macro."""
 
-    assigns: list[nodes.Assign] = field(default_factory=list)
-    loops: list[nodes.For] = field(default_factory=list)
-    macros: list[nodes.Macro] = field(default_factory=list)
-    calls: list[nodes.Call] = field(default_factory=list)
-    macro_loops: dict[int, list[nodes.For]] = field(default_factory=dict)
+    assigns: list[nodes.Assign]
+    loops: list[nodes.For]
+    macros: list[nodes.Macro]
+    calls: list[nodes.Call]
+    macro_loops: dict[int, list[nodes.For]]
 
 
-def _collect(tree: nodes.Template) -> _Nodes:
-    """One depth-first walk in the order of ``find_all`` (pre-order, children in field order)."""
-    found = _Nodes()
-    kinds = {
-        nodes.Assign: found.assigns.append,
-        nodes.For: found.loops.append,
-        nodes.Macro: found.macros.append,
-        nodes.Call: found.calls.append,
-    }
-    # (node, the macros around it): a loop counts as inside every macro that encloses it
-    stack: list[tuple[nodes.Node, tuple[int, ...]]] = [(tree, ())]
-    while stack:
-        node, macros = stack.pop()
-        add = kinds.get(type(node))
-        if add is not None:
-            add(node)
-            if type(node) is nodes.For:
-                for macro in macros:
-                    found.macro_loops[macro].append(node)  # type: ignore[arg-type]
-            elif type(node) is nodes.Macro:
-                found.macro_loops[id(node)] = []
-                macros = (*macros, id(node))
-        children: list[nodes.Node] = []
-        for name in node.fields:
-            value = getattr(node, name, None)
-            if isinstance(value, nodes.Node):
-                children.append(value)
-            elif isinstance(value, list):
-                children.extend(item for item in value if isinstance(item, nodes.Node))
-        stack.extend((child, macros) for child in reversed(children))
-    return found
+def _collect(walked: TreeNodes) -> _Nodes:
+    return _Nodes(
+        walked.of(nodes.Assign),
+        walked.of(nodes.For),
+        walked.of(nodes.Macro),
+        walked.of(nodes.Call),
+        walked.macro_loops,
+    )
 
 
 def _is_name(node: nodes.Node, name: str) -> bool:
@@ -110,10 +89,10 @@ def _message_variables(found: _Nodes) -> list[str]:
     ]
 
 
-def loops_over_content(tree: nodes.Template) -> bool:
+def loops_over_content(tree: nodes.Template, walked: TreeNodes | None = None) -> bool:
     """Whether the (unguarded) tree loops over a message's content: directly, through a macro parameter, or over a
-    variable named ``content`` outside macros."""
-    found = _collect(tree)
+    variable named ``content`` outside macros (``walked``: its nodes, if walked already)."""
+    found = _collect(walk_tree(tree) if walked is None else walked)
     messages = _message_variables(found)
 
     def is_content(node: nodes.Node) -> bool:

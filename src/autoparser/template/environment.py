@@ -32,7 +32,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
-from .scan import ContextScan, scan_context
+from .scan import ContextScan, scan_context, walk_tree
 
 __all__ = [
     "clear_compile_cache",
@@ -146,9 +146,10 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan,
     except (RecursionError, MemoryError) as err:
         raise _too_complex(err, parser.stream.current.lineno) from None
     try:
-        names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
-        scan = scan_context(tree)  # (before the guards rewrite the tree)
-        parts = loops_over_content(tree)
+        walked = walk_tree(tree)  # (once, for every reading below; before the guards rewrite the tree)
+        names = frozenset(node.name for node in walked.of(jinja2.nodes.Name) if node.ctx == "load")
+        scan = scan_context(tree, walked)
+        parts = loops_over_content(tree, walked)
         add_guards(tree)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
