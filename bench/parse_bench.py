@@ -65,7 +65,7 @@ def _nested_value(rng: random.Random, depth: int) -> object:
     """Objects and arrays ``depth`` levels deep, of numbers, booleans, nulls and strings with quotes: many small
     containers, the shape that costs a JSON reader most per character."""
     if depth == 0:
-        return rng.choice([rng.randint(-999, 9999), round(rng.random() * 100, 3), True, False, None, f"v{depth} \"q\""])
+        return rng.choice([rng.randint(-999, 9999), round(rng.random() * 100, 3), True, False, None, f'v{depth} "q"'])
     if rng.random() < 0.5:
         return [_nested_value(rng, depth - 1) for _ in range(rng.randint(1, 3))]
     return {f"key_{i}": _nested_value(rng, depth - 1) for i in range(rng.randint(1, 3))}
@@ -90,7 +90,10 @@ def hermes_nested(size: int) -> tuple[ChatParams, str]:
 
 
 def qwq(size: int) -> tuple[ChatParams, str]:
-    params = ChatTemplate.load("Qwen-QwQ-32B").apply([{"role": "user", "content": "go"}], reasoning_format="auto")
+    # (thinking on: the template's own default closes the block in the prompt)
+    params = ChatTemplate.load("Qwen-QwQ-32B").apply(
+        [{"role": "user", "content": "go"}], reasoning_format="auto", enable_thinking=True
+    )
     reasoning = _filler(size * 3 // 4, 3)
     answer = _filler(size - len(reasoning) - 10, 4)
     return params, reasoning + "\n</think>\n" + answer

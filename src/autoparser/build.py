@@ -22,6 +22,7 @@ from .grammar.spec import GrammarSpec
 from .parser.assemble import GeneratedParser, build_generic_parser
 from .parser.blocks import build_block_parser
 from .parser.leftovers import leftover_markers
+from .parser.regular import regular_reply
 from .parser.request import ParseRequest
 
 __all__ = ["build_grammar", "build_parser"]
@@ -56,7 +57,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         builder = build_block_parser  # a reply of headed blocks (parser/blocks.py)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
     leftovers = leftover_markers(analysis, request, built.tool_triggers)
-    return dataclasses.replace(built, id_format=analysis.id_format, leftovers=leftovers)
+    regular = None if built.markup is None else regular_reply(analysis, request, built.markup, leftovers)
+    return dataclasses.replace(built, id_format=analysis.id_format, leftovers=leftovers, regular=regular)
 
 
 @sized_cache(grammar_size)

@@ -30,6 +30,7 @@ from .calls.undeclared import marker
 from .leftovers import WELL_KNOWN_ONLY, LeftoverMarkers
 from .markers import FENCE, core, flex, is_fence, is_word_marker, language_tag, opener, opener_rest, opener_trigger
 from .reasoning import prefill, reasoning_head
+from .regular import RegularReply
 from .request import ParseRequest
 
 __all__ = [
@@ -63,6 +64,10 @@ class GeneratedParser:
     # The markup a reply's content must not hold unread (a warning for each find; reading/leftovers.py): set by
     # build.py for every parser, generic or dedicated, from the analysis, the request and the triggers.
     leftovers: LeftoverMarkers = WELL_KNOWN_ONLY
+    # Every literal that can start structure in this parser (None: not known, as for the dedicated formats), and the
+    # short path for the replies that hold none of them (parser/regular.py; set by build.py with the leftovers).
+    markup: tuple[str, ...] | None = None
+    regular: RegularReply | None = None
 
 
 def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -183,6 +188,9 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
     if request.json_schema is not None:
         head = head + p.space() + p.optional(response_format(marked))
     parser = (head + body + p.end()).compile()
+    markup = {*stops, *triggers, *unparsed, *dropped_stops, *_structural_markers(analysis)}
+    if pythonic is not None:
+        markup.update((*pythonic.stops, *pythonic.markers, *pythonic.triggers))
     return GeneratedParser(
         parser,
         prefill(request.generation_prompt, analysis.reasoning),
@@ -190,6 +198,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         request,
         _id_position(analysis) if use_tools else "none",
         _converter(analysis, pythonic) if use_tools else None,
+        markup=tuple(sorted(m for m in markup if m)),
     )
 
 

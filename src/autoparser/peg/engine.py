@@ -733,7 +733,7 @@ def _until(c: _Compiler, node: Until) -> Matcher:
             return -1 if found is None else found.start()
 
     longest = max(map(len, delimiters))
-    partial_end = _partial_end_pattern(delimiters)
+    partial_end: Callable[[str, int], re.Match[str] | None] | None = None  # compiled on first use: partial input only
     uid = c.uid()
 
     def first_delimiter(st: _State, pos: int) -> int:
@@ -758,6 +758,7 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         return hit
 
     def match(st: _State, pos: int) -> tuple[int, int]:
+        nonlocal partial_end
         n = st.n
         hit = first_delimiter(st, pos)
         if not st.partial:
@@ -768,6 +769,8 @@ def _until(c: _Compiler, node: Until) -> Matcher:
         text = st.text
         stop = n if hit < 0 else hit
         tail = max(pos, n - longest + 1)
+        if partial_end is None:
+            partial_end = _partial_end_pattern(delimiters)
         partial = partial_end(text, tail) if tail < stop else None
         if partial is not None and partial.start() < stop:
             # The tail may become a delimiter: withhold it, and don't guess what follows.
@@ -1032,8 +1035,14 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
     closing = {_PAIRS[b] for b in node.balanced}
     quotes = frozenset(node.quotes)
     pattern = re.compile("|".join(map(re.escape, stops))) if stops else None
-    partial_stop = _partial_end_pattern(stops)
+    partial_stop: Callable[[str, int], re.Match[str] | None] | None = None  # compiled on first use: partial input only
     longest = max(map(len, stops), default=1)
+
+    def cut_at(text: str, pos: int) -> re.Match[str] | None:
+        nonlocal partial_stop
+        if partial_stop is None:
+            partial_stop = _partial_end_pattern(stops)
+        return partial_stop(text, pos)
 
     def brackets(text: str, start: int, stop: int, open_: str, quote: str) -> tuple[int, str, str, int]:
         """Scan ``text[start:stop]`` from the open brackets ``open_`` (and the open quote ``quote``, "" if none):
@@ -1080,7 +1089,7 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
             if hit >= 0 and st.partial:
                 # A longer stop that starts before it may still be arriving (`Action:\n``` ` of `Action:\n```json`
                 # before the `` ``` `` stop): where the rest ends is not known yet (as until() withholds it).
-                cut = partial_stop(text, max(end, n - longest + 1))
+                cut = cut_at(text, max(end, n - longest + 1))
                 if cut is not None and cut.start() < hit:
                     hit = -1
         limit = hit if hit >= 0 else n
@@ -1094,7 +1103,7 @@ def _rest_skipper(node: Recover, uid: int) -> Callable[[_State, Matcher, int, in
             stop = n
             if st.partial:
                 st.scans[key] = (open_, quote, max(resume, n))
-                cut = partial_stop(text, max(end, n - longest + 1)) if stops else None
+                cut = cut_at(text, max(end, n - longest + 1)) if stops else None
                 if cut is not None:
                     stop = cut.start()
                 status = MORE

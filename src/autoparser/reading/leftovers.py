@@ -54,6 +54,9 @@ class _Scanner:
     pattern: re.Pattern[str] | None
     opener: str
     closer: str
+    # The literals every find contains (markers, tool names), as one plain alternation: a span without any is
+    # skipped at the cost of one fast search, where the full pattern tries each of its branches at every character.
+    needles: re.Pattern[str] | None = None
 
 
 def _scanner_size(_: object, markers: LeftoverMarkers) -> int:
@@ -88,7 +91,10 @@ def _scanner(markers: LeftoverMarkers) -> _Scanner:
         groups.append(f"(?P<opener>{re.escape(opener)})")
     if closer:
         groups.append(f"(?P<closer>{re.escape(closer)})")
-    return _Scanner(re.compile("|".join(groups)) if groups else None, opener, closer)
+    if not groups:
+        return _Scanner(None, opener, closer)
+    literals = [*markers.calls, *markers.words, *markers.tool_names, opener, closer]
+    return _Scanner(re.compile("|".join(groups)), opener, closer, re.compile(alternation([m for m in literals if m])))
 
 
 def leftover_warnings(
@@ -169,17 +175,22 @@ def _scan(
 ) -> None:
     """Report the finds in one stretch of ``spans`` (``reasoning``: the stretch is reasoning, so named, and only
     calls are looked for)."""
-    pattern = scanner.pattern
-    assert pattern is not None
+    pattern, needles = scanner.pattern, scanner.needles
+    assert pattern is not None and needles is not None
     kept = f"; it was kept in {reasoning}" if reasoning else "; it was kept as content"
     seen: set[str] = set()  # each marker or tool name once per stretch
     marked = False  # a call marker was reported in this stretch: tool names after it are that call's body
     for start, end in spans:
         first_text = _TEXT.search(source, start, end)
+        # (a lookahead may read a little past the span: `get_weather` ends the text, `{` starts a failed object)
+        limit = min(end + _LOOKAHEAD, len(source))
+        if needles.search(source, start, limit) is None:  # every find holds one: none here
+            if first_text is not None:
+                state.started = True
+            continue
         code = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(source, start, end)]
         code_starts = [s for s, _ in code]
-        # (a lookahead may read a little past the span: `get_weather` ends the text, `{` starts a failed object)
-        for hit in pattern.finditer(source, start, min(end + _LOOKAHEAD, len(source))):
+        for hit in pattern.finditer(source, start, limit):
             if hit.start() >= end:
                 break
             kind = hit.lastgroup or ""

@@ -41,6 +41,11 @@ _SHOWN = (tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS)
 
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
+    regular = generated.regular
+    if regular is not None and not partial:  # a reply without markup: a few string scans (parser/regular.py)
+        message = regular.read(generated.prefill, text)
+        if message is not None:
+            return message
     full = generated.prefill + text
     result = generated.parser.parse(full, partial=partial)
     if result.fail:  # a generated parser never fails on text (every item falls back to content); be safe anyway
@@ -59,11 +64,12 @@ def _with_ids(message: ChatMessage, id_format: str) -> ChatMessage:
     """Give every call the model wrote without an id a fresh one (one reply, one set of ids; see ToolCall)."""
     if all(call.id for call in message.tool_calls):
         return message
+    # (built directly: dataclasses.replace() reads the fields' list on every call)
     calls = tuple(
-        call if call.id else dataclasses.replace(call, id=new_call_id(id_format), id_generated=True)
+        call if call.id else ToolCall(call.name, call.arguments, new_call_id(id_format), True, call.status)
         for call in message.tool_calls
     )
-    return dataclasses.replace(message, tool_calls=calls)
+    return ChatMessage(message.role, message.content, message.reasoning_content, calls, message.warnings)
 
 
 def _request_warnings(generated: GeneratedParser, message: ChatMessage, end: int) -> ChatMessage:

@@ -29,14 +29,16 @@ import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
-from .scan import ContextScan, scan_context
+from .scan import ContextScan, scan_context, walk_tree
 
 __all__ = [
     "clear_compile_cache",
     "compile_template",
     "context_scan",
+    "loops_over_message_content",
     "make_environment",
     "render_bounded",
     "variables_read",
@@ -123,6 +125,9 @@ class _SafeNamespace(jinja2.utils.Namespace):
 def make_environment() -> ImmutableSandboxedEnvironment:
     """A fresh sandboxed environment configured like transformers' chat-template renderer."""
     env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols])
+    # No constant folding while compiling: it is a third of the compile's cost (a template is compiled once per source,
+    # and a cold template pays it before its first reply), and rendering the folded expressions does the same work.
+    env.optimized = False
     install(env)
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
@@ -133,7 +138,7 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan]:
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan, bool]:
     env = make_environment()
     parser = jinja2.parser.Parser(env, source)
     try:
@@ -141,12 +146,14 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan]
     except (RecursionError, MemoryError) as err:
         raise _too_complex(err, parser.stream.current.lineno) from None
     try:
-        names = frozenset(node.name for node in tree.find_all(jinja2.nodes.Name) if node.ctx == "load")
-        scan = scan_context(tree)  # (before the guards rewrite the tree)
+        walked = walk_tree(tree)  # (once, for every reading below; before the guards rewrite the tree)
+        names = frozenset(node.name for node in walked.of(jinja2.nodes.Name) if node.ctx == "load")
+        scan = scan_context(tree, walked)
+        parts = loops_over_content(tree, walked)
         add_guards(tree)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
-            return env.from_string(tree), names, scan
+            return env.from_string(tree), names, scan, parts
     except (RecursionError, MemoryError, SyntaxError) as err:
         # Deep nesting: the tree walks (name scan, guards, Jinja's code generator) recurse, and Python refuses
         # more than 100 indentation levels or 20 nested loops in the generated code (SyntaxError here is Python's).
@@ -183,6 +190,12 @@ def variables_read(source: str) -> frozenset[str]:
 def context_scan(source: str) -> ContextScan:
     """The context variables the template reads and the constants it compares them with (:mod:`.scan`)."""
     return _compile(source)[2]
+
+
+def loops_over_message_content(source: str) -> bool:
+    """Whether the template loops over a message's content (it reads content parts: vLLM's rule, see
+    :mod:`.content_loops`), read from the tree parsed to compile it."""
+    return _compile(source)[3]
 
 
 def clear_compile_cache() -> None:

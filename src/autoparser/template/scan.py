@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import jinja2.nodes
 
-__all__ = ["ContextScan", "Value", "scan_context"]
+__all__ = ["ContextScan", "TreeNodes", "Value", "scan_context", "walk_tree"]
 
 Value = bool | int | float | str
 
@@ -29,22 +29,65 @@ class ContextScan:
     constraints: tuple[tuple[str, tuple[Value, ...], bool], ...] = ()
 
 
-def scan_context(tree: jinja2.nodes.Template) -> ContextScan:
-    """The scan of a parsed (not yet guarded) template tree."""
+@dataclass(frozen=True, slots=True)
+class TreeNodes:
+    """Every node of a tree below its root, in the order of Jinja's ``find_all`` (depth first, children in field
+    order), and the loops inside each macro (by the macro's ``id``): the tree is walked once for every reading of
+    it at compile time (the names read, this scan, :mod:`.content_loops`), where ``find_all`` walks it once per
+    query through nested generators."""
+
+    order: list[jinja2.nodes.Node]
+    macro_loops: dict[int, list[jinja2.nodes.For]]
+
+    def of(self, *kinds: type[jinja2.nodes.Node]) -> list[jinja2.nodes.Node]:
+        """The nodes of these kinds, in tree order (``tree.find_all(kinds)``)."""
+        return [node for node in self.order if isinstance(node, kinds)]
+
+
+def walk_tree(tree: jinja2.nodes.Node) -> TreeNodes:
+    """One iterative depth-first walk of ``tree`` (see :class:`TreeNodes`)."""
+    order: list[jinja2.nodes.Node] = []
+    macro_loops: dict[int, list[jinja2.nodes.For]] = {}
+    Node, For, Macro = jinja2.nodes.Node, jinja2.nodes.For, jinja2.nodes.Macro
+    stack: list[tuple[jinja2.nodes.Node, tuple[int, ...]]] = [(tree, ())]  # (node, the macros around it)
+    while stack:
+        node, macros = stack.pop()
+        if node is not tree:
+            order.append(node)
+            if isinstance(node, For):
+                for macro in macros:
+                    macro_loops[macro].append(node)
+            elif isinstance(node, Macro):
+                macro_loops[id(node)] = []
+                macros = (*macros, id(node))
+        children: list[jinja2.nodes.Node] = []
+        for name in node.fields:
+            value = getattr(node, name, None)
+            if isinstance(value, Node):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(item for item in value if isinstance(item, Node))
+        stack.extend((child, macros) for child in reversed(children))
+    return TreeNodes(order, macro_loops)
+
+
+def scan_context(tree: jinja2.nodes.Template, walked: TreeNodes | None = None) -> ContextScan:
+    """The scan of a parsed (not yet guarded) template tree (``walked``: its nodes, if walked already)."""
+    walked = walk_tree(tree) if walked is None else walked
     bound = {"loop", "caller", "varargs", "kwargs"}
-    for node in tree.find_all((jinja2.nodes.For, jinja2.nodes.Macro, jinja2.nodes.CallBlock)):
+    for node in walked.of(jinja2.nodes.For, jinja2.nodes.Macro, jinja2.nodes.CallBlock):
         targets = [node.target] if isinstance(node, jinja2.nodes.For) else list(node.args)
         for target in targets:
             found = [target] if isinstance(target, jinja2.nodes.Name) else target.find_all(jinja2.nodes.Name)
             bound.update(n.name for n in found)
-    names = dict.fromkeys(n.name for n in tree.find_all(jinja2.nodes.Name) if n.ctx == "load" and n.name not in bound)
-    constraints = tuple((name, tuple(values), test) for name, values, test in _constraints(tree) if name in names)
+    names = dict.fromkeys(n.name for n in walked.of(jinja2.nodes.Name) if n.ctx == "load" and n.name not in bound)
+    constraints = tuple((name, tuple(values), test) for name, values, test in _constraints(walked) if name in names)
     return ContextScan(tuple(names), constraints)
 
 
-def _constraints(tree: jinja2.nodes.Template) -> Iterator[tuple[str, list[Value], bool]]:
+def _constraints(walked: TreeNodes) -> Iterator[tuple[str, list[Value], bool]]:
     """(variable, constants, tested as a boolean) for each place the tree constrains a variable."""
-    for node in tree.find_all((jinja2.nodes.Compare, jinja2.nodes.Test, jinja2.nodes.Filter, jinja2.nodes.Assign)):
+    for node in walked.of(jinja2.nodes.Compare, jinja2.nodes.Test, jinja2.nodes.Filter, jinja2.nodes.Assign):
         if isinstance(node, jinja2.nodes.Compare):
             name = _subject(node.expr)
             if name:
@@ -60,7 +103,7 @@ def _constraints(tree: jinja2.nodes.Template) -> Iterator[tuple[str, list[Value]
                 yield node.node.name, _constants(node.args[0]), False
         elif isinstance(node.target, jinja2.nodes.Name):
             yield node.target.name, _constants(node.node), False
-    for node in tree.find_all((jinja2.nodes.If, jinja2.nodes.CondExpr)):
+    for node in walked.of(jinja2.nodes.If, jinja2.nodes.CondExpr):
         for name in _truth_tested(node.test):
             yield name, [], True
 

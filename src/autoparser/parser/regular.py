@@ -1,0 +1,145 @@
+"""The regular replies: a complete reply that holds no markup at all is read by a few string scans.
+
+Most replies are an answer, or a reasoning block and an answer, with no call and no stray marker. For them the whole
+parse (the engine's item loop, the mapping, the scan for leftover markup) comes down to trimming one or two pieces of
+text, and the fixed cost of running it is what a short reply pays most for. So a generic parser also gets a
+:class:`RegularReply`: every literal that can start structure in it (its text runs' stops, its markers, the well-known
+reasoning tags, the leftover markers and tool names the content is scanned for) is represented by one character of
+it, the *signal* character; a stretch of text without any signal character cannot hold any of those literals, so
+the engine reads it as one run of content (or reasoning) and the scan finds nothing in it. The reply is read here (one
+``in`` test per signal character, a ``partition`` at the end marker: C loops, no engine, no regex) when it is
+
+* an answer without a signal character, after a generation prompt that leaves nothing to the output; or
+* (where the request extracts reasoning) optional whitespace, the reasoning start marker, reasoning text and the end
+  marker, then the answer, neither text holding a signal character (the start marker may be the prompt's).
+
+Anything else (``partial`` parses too) goes to the engine. The result is the engine's exactly: ``content`` and
+``reasoning_content`` are the same stretches trimmed the same way, with no calls and no warnings;
+tests/parser/test_regular_replies.py compares both on every bundled template's own outputs, whole and cut.
+
+Which character of a literal signals it does not matter for correctness (a text without it cannot hold the literal);
+the rarest in prose is taken, so that ordinary answers (letters, digits, ``.,;:!?'-()``) keep the short path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..analysis.model import TemplateAnalysis
+from ..message import ChatMessage, text_message
+from .leftovers import LeftoverMarkers
+from .markers import core
+from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
+from .request import ParseRequest
+
+__all__ = ["RegularReply", "regular_reply", "signal_char"]
+
+WHITESPACE = " \t\r\n"  # what the message trims (reading/mapper.py)
+_SPACE = " \t\n\r\x0b\x0c"  # what the engine's space() skips (peg/engine.py)
+# Characters by how rarely prose holds them, rarest first; a character not listed (a special token's `｜`, `▁`)
+# is rarer still.
+_BY_RARITY = "<>[]{}|`\\^~@#$%&*+=_/✿\";:()'!?-.,0123456789QJZXKVBPYGFWMUCLDRHSNIOATEqjzxkvbpygfwmucldrhsnioate"
+_RANK = {ch: i for i, ch in enumerate(_BY_RARITY)}
+
+
+def signal_char(literal: str) -> str:
+    """The character of ``literal`` prose holds most rarely (the first such; whitespace never, unless all of it)."""
+    chars = [ch for ch in literal if not ch.isspace()] or list(literal)
+    return min(chars, key=lambda ch: _RANK.get(ch, -1))
+
+
+@dataclass(frozen=True, slots=True)
+class RegularReply:
+    """The short path of :func:`regular_reply`: a reply is regular when neither its answer nor its reasoning holds a
+    character of ``signals``; ``start`` and ``end`` are the reasoning markers where the request extracts reasoning
+    (else empty: only an answer is regular).
+
+    The declared tools' ``names`` are scanned for in call position only (``get_weather(``, ``"get_weather"``,
+    ``get_weather {``), so their signal is one of ``({"``; those being common in prose, an answer holding one is
+    regular unless it also holds a name. A closed reasoning block is not scanned for them."""
+
+    signals: tuple[str, ...]
+    start: str = ""
+    end: str = ""
+    names: tuple[str, ...] = ()
+    # The signal characters as the end marker holds them: not at all; once (at that offset in it); more often.
+    outside: tuple[str, ...] = ()
+    once: tuple[tuple[str, int], ...] = ()
+    repeated: tuple[str, ...] = ()
+
+    def read(self, prefill: str, text: str) -> ChatMessage | None:
+        """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
+        if not prefill:
+            for char in self.signals:
+                if char in text:
+                    break
+            else:
+                if not self.names or self._no_names(text):
+                    return text_message(text.strip(WHITESPACE))
+        end = self.end
+        if not end:
+            return None
+        body = (prefill + text if prefill else text).lstrip(_SPACE)
+        start = self.start
+        if not body.startswith(start):
+            return None
+        rest = body[len(start) :]
+        at = rest.find(end)  # (the first end marker: where the engine's reasoning text stops)
+        if at < 0:
+            return None
+        # no signal character past the start marker but the end marker's own ("in", find and rfind: memchr scans)
+        for char in self.outside:
+            if char in rest:
+                return None
+        for char, offset in self.once:
+            if rest.find(char) != at + offset or rest.rfind(char) != at + offset:
+                return None
+        reasoning, answer = rest[:at], rest[at + len(end) :]
+        for char in self.repeated:
+            if char in reasoning or char in answer:
+                return None
+        if self.names and not self._no_names(answer):
+            return None
+        return text_message(answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE))
+
+    def _no_names(self, text: str) -> bool:
+        if "(" in text or "{" in text or '"' in text:
+            for name in self.names:
+                if name in text:
+                    return False
+        return True
+
+
+def regular_reply(
+    analysis: TemplateAnalysis, request: ParseRequest, markup: Iterable[str], leftovers: LeftoverMarkers
+) -> RegularReply | None:
+    """The short path for a generic parser whose literals that start structure are ``markup`` (None where the
+    request adds to a plain reply: a response schema reads a JSON answer, ``tool_choice="required"`` warns)."""
+    if request.json_schema is not None or (request.tool_choice == "required" and request.tools):
+        return None
+    reasoning = analysis.reasoning
+    start, end = core(reasoning.start), core(reasoning.end)
+    literals = {
+        *markup,
+        start,
+        end,
+        *(tag for block in WELL_KNOWN_BLOCKS for tag in block),
+        *leftovers.calls,
+        *leftovers.words,
+        *leftovers.reasoning,
+    }
+    signals = tuple(sorted({signal_char(m) for m in literals if m}, key=lambda ch: (-_RANK.get(ch, -1), ch)))
+    names = tuple(sorted({n for n in leftovers.tool_names if n}))
+    tail = prefill(request.generation_prompt, reasoning)
+    if not (start and end and extracts_reasoning(reasoning, request)) or (tail and not tail.startswith(start)):
+        start = end = ""
+    return RegularReply(
+        signals,
+        start,
+        end,
+        names,
+        tuple(ch for ch in signals if ch not in end),
+        tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
+        tuple(ch for ch in signals if end.count(ch) > 1),
+    )
