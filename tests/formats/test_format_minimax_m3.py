@@ -473,13 +473,16 @@ def test_streaming_equals_parse_in_any_chunking(tokened: bool) -> None:
         assert check_stream(params, pieces, expected) == []
 
 
-# Every cut of REALISTIC in CI; elsewhere every cut within a character of a structural marker (with the token
-# before it: before the token, inside it, at the tag, inside the tag, after it) and a seeded tenth of the others. A
-# cut costs a parse and a stream, so the sweep comes in parts that xdist spreads over its workers (each part a
+# Every cut of REALISTIC within a character of a structural marker (with the token before it: before the token,
+# inside it, at the tag, inside the tag, after it), and of the others a seeded half in CI, a seeded tenth elsewhere.
+# A cut costs a parse and a stream, so the sweep comes in parts that xdist spreads over its workers (each part a
 # stride through the text: cuts late in a long call cost the most).
 _STRUCTURE = [m for m in MARKERS if m != NS]
 TRUNCATIONS = sweep(
-    range(len(REALISTIC) + 1), 10, keep=near_markers(REALISTIC, [*_STRUCTURE, *(NS + m for m in _STRUCTURE)], 1)
+    range(len(REALISTIC) + 1),
+    10,
+    keep=near_markers(REALISTIC, [*_STRUCTURE, *(NS + m for m in _STRUCTURE)], 1),
+    ci_share=2,
 )
 TRUNCATION_PARTS = 6
 

@@ -5,8 +5,8 @@ which keeps the README's test command within minutes on a 2-core machine.
 Tables of cases computed at import (collection) should be built over :func:`sampled` templates only: a case left
 out by the sample costs nothing then, not even its rendering. The conftest deselects (and reports) any per-template
 case of a template outside the sample that a table still holds. Long position sweeps use :func:`sweep` the same way:
-every position in CI, a seeded sample elsewhere, always with the cuts at and inside the format's markers
-(:func:`near_markers`).
+every position in CI (a seeded half for the two sweeps whose cost grows with the square of the text), a seeded sample
+elsewhere, always with the cuts at and inside the format's markers (:func:`near_markers`).
 """
 
 from __future__ import annotations
@@ -34,14 +34,27 @@ def sampled(templates: Iterable[str] | None = None) -> list[str]:
     return [t for t in (bundled_templates() if templates is None else templates) if in_sample(t)]
 
 
-def sweep(positions: Sequence[int], share: int = SAMPLE_SHARE, *, keep: Iterable[int] = (), seed: int = 0) -> list[int]:
+def sweep(
+    positions: Sequence[int],
+    share: int = SAMPLE_SHARE,
+    *,
+    keep: Iterable[int] = (),
+    seed: int = 0,
+    ci_share: int = 1,
+) -> list[int]:
     """``positions`` in CI; elsewhere a seeded ``1/share`` of them plus the first and last and any in ``keep``
-    (the boundaries a sweep most needs), in order."""
-    if ALL_TEMPLATES or len(positions) <= 2:
+    (the boundaries a sweep most needs), in order.
+
+    ``ci_share`` above 1 thins CI's run the same way (every ``keep`` position, a seeded ``1/ci_share`` of the
+    others): for the few sweeps whose every cut costs a parse of the whole prefix, so that their cost grows with
+    the square of the text and a full run would take minutes of CI's budget. Their positions between markers lie in
+    long runs of the same kind of text (an argument's characters), which a half of them covers as well."""
+    if len(positions) <= 2 or (ALL_TEMPLATES and ci_share <= 1):
         return list(positions)
     rng = random.Random(seed)
     chosen = {positions[0], positions[-1], *keep}
-    chosen.update(p for p in positions if rng.randrange(share) == 0)
+    one_in = ci_share if ALL_TEMPLATES else share
+    chosen.update(p for p in positions if rng.randrange(one_in) == 0)
     return [p for p in positions if p in chosen]
 
 
