@@ -27,10 +27,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..analysis.model import TemplateAnalysis
-from ..message import ChatMessage, text_message
+from ..message import ChatMessage, built_message, text_message
 from .leftovers import LeftoverMarkers
 from .markers import core
 from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
+from .regular_calls import WrappedCalls, wrapped_calls
 from .request import ParseRequest
 
 __all__ = ["RegularReply", "regular_reply", "signal_char"]
@@ -67,6 +68,8 @@ class RegularReply:
     outside: tuple[str, ...] = ()
     once: tuple[tuple[str, int], ...] = ()
     repeated: tuple[str, ...] = ()
+    # The calls a reply may end with (None: a reply with calls goes to the engine).
+    calls: WrappedCalls | None = None
 
     def read(self, prefill: str, text: str) -> ChatMessage | None:
         """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
@@ -77,6 +80,10 @@ class RegularReply:
             else:
                 if not self.names or self._no_names(text):
                     return text_message(text.strip(WHITESPACE))
+            if self.calls is not None:
+                message = self._with_calls(text, "", WHITESPACE)
+                if message is not None:
+                    return message
         end = self.end
         if not end:
             return None
@@ -88,20 +95,54 @@ class RegularReply:
         at = rest.find(end)  # (the first end marker: where the engine's reasoning text stops)
         if at < 0:
             return None
-        # no signal character past the start marker but the end marker's own ("in", find and rfind: memchr scans)
+        if self._plain_after(rest, at):
+            reasoning, answer = rest[:at], rest[at + len(end) :]
+            if not self.names or self._no_names(answer):
+                return text_message(
+                    answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE)
+                )
+        if self.calls is None:
+            return None
+        reasoning = rest[:at]
+        for char in self.signals:
+            if char in reasoning:
+                return None
+        return self._with_calls(rest[at + len(end) :], reasoning.lstrip(_SPACE).rstrip(WHITESPACE), _SPACE)
+
+    def _plain_after(self, rest: str, at: int) -> bool:
+        """Whether ``rest`` holds no signal character but those of the end marker at ``at`` ("in", find and
+        rfind: memchr scans, no slicing)."""
         for char in self.outside:
             if char in rest:
-                return None
+                return False
+        end = self.end
         for char, offset in self.once:
             if rest.find(char) != at + offset or rest.rfind(char) != at + offset:
-                return None
-        reasoning, answer = rest[:at], rest[at + len(end) :]
-        for char in self.repeated:
-            if char in reasoning or char in answer:
-                return None
-        if self.names and not self._no_names(answer):
+                return False
+        if self.repeated:
+            reasoning, answer = rest[:at], rest[at + len(end) :]
+            for char in self.repeated:
+                if char in reasoning or char in answer:
+                    return False
+        return True
+
+    def _with_calls(self, answer: str, reasoning: str, lead: str) -> ChatMessage | None:
+        """An answer of plain text then regular calls (:mod:`.regular_calls`), or None."""
+        calls = self.calls
+        assert calls is not None
+        at = answer.find(calls.opener)
+        if at < 0:
             return None
-        return text_message(answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE))
+        content = answer[:at]
+        for char in self.signals:
+            if char in content:
+                return None
+        if self.names and not self._no_names(content):
+            return None
+        found = calls.read(answer, at)
+        if found is None:
+            return None
+        return built_message(content.lstrip(lead).rstrip(WHITESPACE), reasoning, found)
 
     def _no_names(self, text: str) -> bool:
         if "(" in text or "{" in text or '"' in text:
@@ -142,4 +183,5 @@ def regular_reply(
         tuple(ch for ch in signals if ch not in end),
         tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
         tuple(ch for ch in signals if end.count(ch) > 1),
+        wrapped_calls(analysis, request),
     )

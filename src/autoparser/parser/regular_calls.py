@@ -1,0 +1,111 @@
+"""The regular calls: JSON calls each wrapped in an opener and a closer, read by a regex and ``json`` where they are
+written as the template writes them.
+
+The most common call reply (Hermes, Qwen 2.5: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``)
+holds nothing the engine needs its item loop for: an opener, one JSON object of two members in the template's
+order, a closer, whitespace, again. :class:`WrappedCalls` reads exactly that, for the short path of
+:mod:`.regular` (which checks the text before the first opener as it checks a plain answer), and leaves anything
+else to the engine: another member or member order, a tool the request does not declare, a name with an escape,
+arguments that are not an object or not strict JSON without duplicate keys (``NaN``, a raw control character, a key
+written twice, at any depth), anything but whitespace between or after the calls (the end of turn, more text).
+
+What it reads is what the engine reads: each call's arguments as written (the JSON value's own text), a generated
+id in the template's format, status complete, no warnings. tests/parser/test_regular_calls.py compares the two on
+every bundled template that takes it, whole and cut.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ..analysis.model import TemplateAnalysis, ToolFormatMode
+from ..message import ToolCall, built_call, new_call_id
+from .markers import core
+from .request import ParseRequest
+
+__all__ = ["WrappedCalls", "wrapped_calls"]
+
+_WS = "[ \t\r\n]*"  # JSON's whitespace (what ``json`` skips, and no more)
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("duplicate key")  # (the engine keeps the first and warns: its reading, not this one)
+    return found
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Strict JSON: no raw control characters in strings, no duplicate keys, no NaN or Infinity.
+_STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
+
+
+@dataclass(frozen=True, slots=True)
+class WrappedCalls:
+    """Calls ``opener {"name_key": "NAME", "args_key": {...}} closer``, JSON whitespace where JSON and the engine
+    allow it, one after another with whitespace between, to ``names`` (the declared tools)."""
+
+    opener: str
+    head: re.Pattern[str]  # the opener to the arguments value; group 1: the name
+    tail: re.Pattern[str]  # the call object's end, the closer and the whitespace after it
+    names: frozenset[str]
+    id_format: str = "openai"
+
+    def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
+        """The calls of ``text[at:]`` (which starts with the opener), or None where it is not such calls alone."""
+        calls: list[ToolCall] = []
+        end = len(text)
+        head, tail, names = self.head, self.tail, self.names
+        while True:
+            found = head.match(text, at)
+            if found is None or found.group(1) not in names:
+                return None
+            start = found.end()
+            if text[start : start + 1] != "{":
+                return None
+            try:
+                stop = _STRICT.raw_decode(text, start)[1]
+            except (ValueError, RecursionError):
+                return None
+            closed = tail.match(text, stop)
+            if closed is None:
+                return None
+            calls.append(built_call(found.group(1), text[start:stop], new_call_id(self.id_format), True))
+            at = closed.end()
+            if at == end:
+                return tuple(calls)
+
+
+def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedCalls | None:
+    """The regular calls of a template whose calls are JSON objects each in an opener/closer pair (None otherwise)."""
+    fmt = analysis.tools.format
+    opener, closer = core(fmt.per_call_start), core(fmt.per_call_end)
+    if not (
+        request.tools_enabled
+        and fmt.mode is ToolFormatMode.JSON_NATIVE
+        and opener
+        and closer
+        and not core(fmt.section_start)
+        and not core(fmt.section_end)
+        and not fmt.tools_array_wrapped
+        and not fmt.fun_name_is_key
+        and not fmt.id_field
+        and not fmt.gen_id_field
+        and not fmt.implied_end
+        and not fmt.stated_word
+        and "." not in fmt.name_field + fmt.args_field  # (a nested function object)
+        and fmt.parameter_order == (fmt.name_field, fmt.args_field)
+    ):
+        return None
+    name, args = (json.dumps(key) for key in (fmt.name_field, fmt.args_field))
+    head = re.compile(
+        rf'{re.escape(opener)}{_WS}\{{{_WS}{re.escape(name)}{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}'
+        rf"{re.escape(args)}{_WS}:{_WS}"
+    )
+    tail = re.compile(rf"{_WS}\}}{_WS}{re.escape(closer)}{_WS}")
+    return WrappedCalls(opener, head, tail, frozenset(t.name for t in request.tools), analysis.id_format)
