@@ -52,7 +52,7 @@ _SHOWN = (tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS)
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
     regular = generated.regular
-    if regular is not None and not partial:  # a reply without markup: a few string scans (parser/regular.py)
+    if regular is not None and not partial:  # no markup, or regular calls: a few string scans (parser/regular.py)
         message = regular.read(generated.prefill, text)
         if message is not None:
             return message
