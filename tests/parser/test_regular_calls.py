@@ -13,6 +13,7 @@ seeded tenth of the other positions. Wherever the short path answers, its messag
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pytest
 
@@ -27,60 +28,93 @@ from .test_regular_replies import PLAIN_CONTENT, PLAIN_REASONING, _cuts, _engine
 ARGS = {"city": "Paris", "days": 3, "hourly": False, "tags": ["a", "b"], "where": {"lat": 48.8}}
 
 
-def _markers(template: str) -> tuple[str, str, str, str]:
-    """The call opener and closer as the template writes them, and the reasoning markers' cores."""
+@dataclass(frozen=True)
+class _Shape:
+    """How a template writes calls: each object in an opener/closer pair, or a JSON array after a section opener."""
+
+    opener: str
+    closer: str
+    section: str
+    start: str  # the reasoning markers' cores
+    end: str
+
+    def calls(self, *objects: str, between: str = "") -> str:
+        if self.section:
+            return f"{self.section}[{(',' + between).join(objects)}]"
+        return between.join(f"{self.opener}{o}{self.closer}" for o in objects)
+
+    @property
+    def markers(self) -> list[str]:
+        return [m for m in (core(self.opener), core(self.closer), self.section, self.start, self.end) if m]
+
+
+def _shape(template: str) -> _Shape:
     analysis = ChatTemplate.load(template).analysis
     fmt = analysis.tools.format
-    return fmt.per_call_start, fmt.per_call_end, core(analysis.reasoning.start), core(analysis.reasoning.end)
+    reasoning = analysis.reasoning
+    return _Shape(
+        fmt.per_call_start, fmt.per_call_end, core(fmt.section_start), core(reasoning.start), core(reasoning.end)
+    )
 
 
 def _calls(template: str) -> list[str]:
     """Replies with calls in the template's markers, plain and varied."""
-    opener, closer, start, end = _markers(template)
+    shape = _shape(template)
+    start, end = shape.start, shape.end
     tools = request_tools(template) or []
     name = tools[0]["function"]["name"]
     args = json.dumps(ARGS)
-
-    def call(body: str, before: str = opener, after: str = closer) -> str:
-        return f"{before}{body}{after}"
-
-    plain = call(f'{{"name": "{name}", "arguments": {args}}}')
+    obj = f'{{"name": "{name}", "arguments": {args}}}'
+    odd = [
+        f'{{"name":"{name}","arguments":{{}}}}',
+        f' \r\n{{ "name" : "{name}" ,\n "arguments" :\t{{ "a" : [ 1 , 2 ] }} }} \n ',
+        f'{{"name": "{name}", "arguments": {{"a": 1, "a": 2}}}}',
+        f'{{"name": "{name}", "arguments": {{"a": {{"b": 1, "b": 2}}}}}}',
+        f'{{"name": "{name}", "arguments": {json.dumps(args)}}}',
+        f'{{"name": "{name}", "arguments": {{"a": NaN}}}}',
+        f'{{"name": "{name}", "arguments": {{"a": "x\ny"}}}}',
+        f'{{"name": "{name}", "arguments": {{"a": 01}}}}',
+        f'{{"name": "{name}", "arguments": {{"a": "\\u00e9\\ud800 é", "b": -0.5E+3, "c": null}}}}',
+        f'{{"name": "no_such_tool", "arguments": {args}}}',
+        f'{{"name": "{name}x", "arguments": {args}}}',
+        f'{{"name": "{name[:1]}\\u{ord(name[1]):04x}{name[2:]}", "arguments": {args}}}',
+        f'{{"arguments": {args}, "name": "{name}"}}',
+        f'{{"name": "{name}", "arguments": {args}, "id": "a1B2c3D4e"}}',
+        f'{{"name": "{name}", "arguments": {args},\n"id" : "call_1"}}',
+        f'{{"name": "{name}", "arguments": {args}, "id": "a-b"}}',
+        f'{{"name": "{name}", "arguments": {args}, "id": ""}}',
+        f'{{"name": "{name}", "arguments": {args}, "id": "a1B2c3D4e", "x": 1}}',
+        f'{{"name": "{name}", "parameters": {args}}}',
+        f'{{"name": "{name}", "arguments": {{"a": "{" ".join(shape.markers)} ] }} [ {{"}}}}',
+    ]
+    plain = shape.calls(obj)
     replies = [
         plain,
-        f"{plain}\n{plain}",
-        plain + plain,
+        shape.calls(obj, obj),
+        shape.calls(obj, obj, between="\n"),
+        shape.calls(obj, odd[13], between=" \n "),
         f"{PLAIN_CONTENT}\n{plain}",
-        f"{PLAIN_CONTENT}\n\n{plain}\n{plain}\n",
+        f"{PLAIN_CONTENT}\n\n{shape.calls(obj, obj, between=chr(10))}\n",
         f"  {plain} \n\t",
-        call(f'{{"name":"{name}","arguments":{{}}}}', core(opener), core(closer)),
-        call(f' \r\n{{ "name" : "{name}" ,\n "arguments" :\t{{ "a" : [ 1 , 2 ] }} }} \n ', core(opener), core(closer)),
-        call(f'{{"name": "{name}", "arguments": {args}}}', core(opener) + "\x0b", core(closer)),
         f"{plain}\x0c",
-        call(f'{{"name": "{name}", "arguments": {{"a": 1, "a": 2}}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": {{"b": 1, "b": 2}}}}}}'),
-        call(f'{{"name": "{name}", "arguments": {json.dumps(args)}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": NaN}}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": "x\ny"}}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": 01}}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": "\\u00e9\\ud800 é", "b": -0.5E+3, "c": null}}}}'),
-        call(f'{{"name": "no_such_tool", "arguments": {args}}}'),
-        call(f'{{"name": "{name}x", "arguments": {args}}}'),
-        call(f'{{"name": "{name[:1]}\\u{ord(name[1]):04x}{name[2:]}", "arguments": {args}}}'),
-        call(f'{{"arguments": {args}, "name": "{name}"}}'),
-        call(f'{{"name": "{name}", "arguments": {args}, "id": "call_1"}}'),
-        call(f'{{"name": "{name}", "parameters": {args}}}'),
-        call(f'{{"name": "{name}", "arguments": {{"a": "{core(closer)} {core(opener)} {end or "x"}"}}}}'),
+        *(shape.calls(o) for o in odd),
         f"{plain}\n{PLAIN_CONTENT}",
         f"{plain}<|im_end|>",
         f"{plain}</s>",
+        f"{plain}[/TOOL_CALLS]",
         f"{PLAIN_CONTENT} {{x}}\n{plain}",
         f"{PLAIN_CONTENT} {name}(city='Paris')\n{plain}",
     ]
+    if shape.section:
+        replies += [f"{shape.section} [ {obj} , {obj} ] ", f"{shape.section}\n[\n{obj}\n]", f"{shape.section}[]"]
+        replies += [f"{shape.section}{obj}", f"{shape.section}[{obj}]]", f"{shape.section}[{obj},]"]
+    else:
+        replies += [f"{core(shape.opener)}{obj}{core(shape.closer)}", f"{core(shape.opener)}\x0b{obj}{shape.closer}"]
     if end:
         for head in (start, ""):
             replies += [
                 f"{head}\n{PLAIN_REASONING}\n{end}\n\n{plain}",
-                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{plain}\n{plain}",
+                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{shape.calls(obj, obj)}",
                 f"{head}{PLAIN_REASONING}{end}{plain}",
                 f"{head}{end}{plain}",
                 f"{head}\n{PLAIN_REASONING} {plain}\n{end}\n\n{plain}",
@@ -100,8 +134,7 @@ def test_the_short_path_reads_calls_as_the_engine_does(template: str) -> None:
             continue
         taken += 1
         engine = _engine(generated)
-        opener, closer, start, end = _markers(template)
-        near = [m for m in (core(opener), core(closer), start, end, "{", "}", '"') if m]
+        near = [*_shape(template).markers, "{", "}", "[", "]", '"']
         for text in _calls(template):
             for cut in _cuts(text, near):
                 piece = text[:cut]
@@ -120,6 +153,7 @@ PLAIN_CALLS = {
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {},
     "Qwen-Qwen3-0.6B": {"enable_thinking": True},
     "hfjs-HuggingFaceTB-SmolLM3-3B": {},
+    "mistralai-Mistral-Nemo-Instruct-2407": {},
 }
 
 
@@ -131,23 +165,22 @@ def test_the_plain_call_shapes_take_the_short_path(template: str) -> None:
     params = tmpl.apply([{"role": "user", "content": "hi"}], tools=tools, **PLAIN_CALLS[template])
     generated = params._generated
     assert generated.regular is not None and generated.regular.calls is not None
-    opener, closer, start, end = _markers(template)
+    shape = _shape(template)
     name = (tools or [])[0]["function"]["name"]
-    plain = f'{opener}{{"name": "{name}", "arguments": {json.dumps(ARGS)}}}{closer}'
-    replies = [plain, f"{plain}\n{plain}", f"{PLAIN_CONTENT}\n{plain}"]
-    if params.enable_thinking and end:
-        head = "" if generated.prefill else start
-        replies.append(f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{plain}")
-    for reply in replies:
-        message = generated.regular.read(generated.prefill, reply)
-        assert message is not None, reply
-        assert [json.loads(c.arguments) for c in message.tool_calls] == [ARGS] * reply.count(core(opener))
-        assert _fields(message) == _fields(parse_output(_engine(generated), reply))
+    obj = f'{{"name": "{name}", "arguments": {json.dumps(ARGS)}}}'
+    replies = {1: [shape.calls(obj), f"{PLAIN_CONTENT}\n{shape.calls(obj)}"], 2: [shape.calls(obj, obj, between="\n")]}
+    if params.enable_thinking and shape.end:
+        head = "" if generated.prefill else shape.start
+        replies[1].append(f"{head}\n{PLAIN_REASONING}\n{shape.end}\n\n{PLAIN_CONTENT}\n{shape.calls(obj)}")
+    for count, texts in replies.items():
+        for reply in texts:
+            message = generated.regular.read(generated.prefill, reply)
+            assert message is not None, reply
+            assert [json.loads(c.arguments) for c in message.tool_calls] == [ARGS] * count
+            assert _fields(message) == _fields(parse_output(_engine(generated), reply))
 
 
-@pytest.mark.parametrize(
-    "template", ["mistralai-Mistral-Nemo-Instruct-2407", "meta-llama-Llama-3.1-8B-Instruct", "Qwen3-Coder"]
-)
+@pytest.mark.parametrize("template", ["meta-llama-Llama-3.1-8B-Instruct", "Qwen3-Coder", "deepseek-ai-DeepSeek-V3.1"])
 def test_other_call_shapes_keep_the_engine(template: str) -> None:
     params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=request_tools(template))
     regular = params._generated.regular

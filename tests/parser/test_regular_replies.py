@@ -98,7 +98,13 @@ def _cuts(text: str, markers: list[str]) -> list[int]:
 def _fields(message: ChatMessage) -> tuple[Any, ...]:
     """Everything a message says; a generated id by its shape only (two parses never generate the same)."""
     calls = [
-        (c.name, c.arguments, c.status, c.id_generated, (len(c.id), c.id[:5]) if c.id_generated else c.id)
+        (
+            c.name,
+            c.arguments,
+            c.status,
+            c.id_generated,
+            (len(c.id), c.id.startswith("call_"), c.id[5:].isalnum()) if c.id_generated else c.id,
+        )
         for c in message.tool_calls
     ]
     return message.role, message.content, message.reasoning_content, calls, message.warnings

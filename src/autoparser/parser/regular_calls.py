@@ -47,12 +47,16 @@ _STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constan
 
 @dataclass(frozen=True, slots=True)
 class WrappedCalls:
-    """Calls ``opener {"name_key": "NAME", "args_key": {...}} closer``, JSON whitespace where JSON and the engine
-    allow it, one after another with whitespace between, to ``names`` (the declared tools)."""
+    """Call objects ``{"name_key": "NAME", "args_key": {...}}`` (then ``"id_key": "ID"`` where the template writes
+    one) to ``names`` (the declared tools), JSON whitespace where JSON and the engine allow it: each in an
+    opener/closer pair, one after another with whitespace between (``close`` None), or a JSON array after a section
+    opener (``close``: the array's end)."""
 
-    opener: str
-    head: re.Pattern[str]  # the opener to the arguments value; group 1: the name
-    tail: re.Pattern[str]  # the call object's end, the closer and the whitespace after it
+    opener: str  # where the calls start
+    first: re.Pattern[str]  # from the opener to the first call's arguments; group 1: the name
+    then: re.Pattern[str]  # from the end of a call to the next one's arguments; group 1: the name
+    tail: re.Pattern[str]  # from the end of the arguments to the end of the call; group 1: the id, if written
+    close: re.Pattern[str] | None  # the end of an array of calls (None: the text ends after a call)
     names: frozenset[str]
     id_format: str = "openai"
 
@@ -60,7 +64,7 @@ class WrappedCalls:
         """The calls of ``text[at:]`` (which starts with the opener), or None where it is not such calls alone."""
         calls: list[ToolCall] = []
         end = len(text)
-        head, tail, names = self.head, self.tail, self.names
+        head, tail, close, names = self.first, self.tail, self.close, self.names
         while True:
             found = head.match(text, at)
             if found is None or found.group(1) not in names:
@@ -75,37 +79,52 @@ class WrappedCalls:
             closed = tail.match(text, stop)
             if closed is None:
                 return None
-            calls.append(built_call(found.group(1), text[start:stop], new_call_id(self.id_format), True))
+            written = closed.group(1) if closed.re.groups else None
+            call_id = written or new_call_id(self.id_format)
+            calls.append(built_call(found.group(1), text[start:stop], call_id, not written))
             at = closed.end()
-            if at == end:
+            if close is None:
+                if at == end:
+                    return tuple(calls)
+            elif close.fullmatch(text, at) is not None:
                 return tuple(calls)
+            head = self.then
 
 
 def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedCalls | None:
-    """The regular calls of a template whose calls are JSON objects each in an opener/closer pair (None otherwise)."""
+    """The regular calls of a template whose calls are JSON objects each in an opener/closer pair, or a JSON array
+    after a section opener (None otherwise)."""
     fmt = analysis.tools.format
-    opener, closer = core(fmt.per_call_start), core(fmt.per_call_end)
+    opener, closer, section = core(fmt.per_call_start), core(fmt.per_call_end), core(fmt.section_start)
     if not (
         request.tools_enabled
         and fmt.mode is ToolFormatMode.JSON_NATIVE
-        and opener
-        and closer
-        and not core(fmt.section_start)
         and not core(fmt.section_end)
-        and not fmt.tools_array_wrapped
         and not fmt.fun_name_is_key
-        and not fmt.id_field
         and not fmt.gen_id_field
-        and not fmt.implied_end
         and not fmt.stated_word
+        and fmt.id_field in ("", "id")
         and "." not in fmt.name_field + fmt.args_field  # (a nested function object)
-        and fmt.parameter_order == (fmt.name_field, fmt.args_field)
+        and fmt.parameter_order[:2] == (fmt.name_field, fmt.args_field)
+        and fmt.parameter_order[2:] in ((), (fmt.id_field,))
     ):
         return None
     name, args = (json.dumps(key) for key in (fmt.name_field, fmt.args_field))
-    head = re.compile(
-        rf'{re.escape(opener)}{_WS}\{{{_WS}{re.escape(name)}{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}'
-        rf"{re.escape(args)}{_WS}:{_WS}"
-    )
-    tail = re.compile(rf"{_WS}\}}{_WS}{re.escape(closer)}{_WS}")
-    return WrappedCalls(opener, head, tail, frozenset(t.name for t in request.tools), analysis.id_format)
+    members = rf'\{{{_WS}{re.escape(name)}{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}{re.escape(args)}{_WS}:{_WS}'
+    end = rf"{_WS}\}}"
+    if fmt.parameter_order[2:]:
+        end = rf'{_WS}(?:,{_WS}{re.escape(json.dumps(fmt.id_field))}{_WS}:{_WS}"([A-Za-z0-9]+)")?{end}'
+    if opener and closer and not section and not fmt.tools_array_wrapped and not fmt.implied_end:
+        first = re.compile(rf"{re.escape(opener)}{_WS}{members}")
+        tail = re.compile(rf"{end}{_WS}{re.escape(closer)}{_WS}")
+        return WrappedCalls(opener, first, first, tail, None, _names(request), analysis.id_format)
+    if section and not opener and not closer and fmt.tools_array_wrapped:
+        first = re.compile(rf"{re.escape(section)}{_WS}\[{_WS}{members}")
+        then = re.compile(rf"{_WS},{_WS}{members}")
+        close = re.compile(rf"{_WS}\]{_WS}")
+        return WrappedCalls(section, first, then, re.compile(end), close, _names(request), analysis.id_format)
+    return None
+
+
+def _names(request: ParseRequest) -> frozenset[str]:
+    return frozenset(tool.name for tool in request.tools)
