@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..analysis.model import TemplateAnalysis, ToolFormatMode
 from ..message import ToolCall, built_call, new_call_id
-from .markers import core
+from .markers import core, is_word_marker
 from .request import ParseRequest
 
 __all__ = ["WrappedCalls", "wrapped_calls"]
@@ -118,7 +118,8 @@ def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedC
         first = re.compile(rf"{re.escape(opener)}{_WS}{members}")
         tail = re.compile(rf"{end}{_WS}{re.escape(closer)}{_WS}")
         return WrappedCalls(opener, first, first, tail, None, _names(request), analysis.id_format)
-    if section and not opener and not closer and fmt.tools_array_wrapped:
+    if section and not opener and not closer and fmt.tools_array_wrapped and not is_word_marker(section):
+        # (a plain word, FireFunction's `functools`, marks calls only at a word's start: the engine's to read)
         first = re.compile(rf"{re.escape(section)}{_WS}\[{_WS}{members}")
         then = re.compile(rf"{_WS},{_WS}{members}")
         close = re.compile(rf"{_WS}\]{_WS}")
