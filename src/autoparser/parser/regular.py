@@ -12,14 +12,15 @@ the engine reads it as one run of content (or reasoning) and the scan finds noth
 * an answer without a signal character, after a generation prompt that leaves nothing to the output; or
 * (where the request extracts reasoning) optional whitespace, the reasoning start marker, reasoning text and the end
   marker, then the answer, neither text holding a signal character (the start marker may be the prompt's);
-* either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer pair
-  (:mod:`.regular_calls`: Hermes, Qwen): the answer up to the first opener holds no signal character, and the rest
-  is such calls alone, as strict as the engine reads them without a warning.
+* either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer
+  pair or writes an array of them after a section opener (:mod:`.regular_calls`: Hermes, Qwen, Mistral): the answer
+  up to the first opener holds no signal character, and the rest is such calls alone, as strict as the engine reads
+  them without a warning.
 
 Anything else (``partial`` parses too) goes to the engine. The result is the engine's exactly: ``content`` and
-``reasoning_content`` are the same stretches trimmed the same way, the calls' names and arguments as written, ids
-generated in the template's format, no warnings; tests/parser/test_regular_replies.py and test_regular_calls.py
-compare both on every bundled template's own outputs and variants, whole and cut.
+``reasoning_content`` are the same stretches trimmed the same way, the calls' names, arguments and ids as written
+(an id not written generated in the template's format), no warnings; tests/parser/test_regular_replies.py and
+test_regular_calls.py compare both on every bundled template's own outputs and variants, whole and cut.
 
 Which character of a literal signals it does not matter for correctness (a text without it cannot hold the literal);
 the rarest in prose is taken, so that ordinary answers (letters, digits, ``.,;:!?'-()``) keep the short path.
