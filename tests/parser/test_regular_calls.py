@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from autoparser import ChatTemplate
+from autoparser.analysis.model import ToolFormatMode
 from autoparser.parser.markers import core
 from autoparser.reading.streaming import parse_output
 
@@ -37,23 +38,45 @@ class _Shape:
     section: str
     start: str  # the reasoning markers' cores
     end: str
+    section_end: str = ""
+    name_suffix: str = ""  # calls that name their tool in markup: what follows the name
 
     def calls(self, *objects: str, between: str = "") -> str:
+        """Calls written as objects ``{"name": ..., "arguments": ...}`` (in markup, where the template names the
+        tool there: objects that are not such JSON are written as they are, in place of the name and arguments)."""
+        if self.name_suffix:
+            return f"{self.section}{between.join(self._named(o) for o in objects)}{self.section_end}"
         if self.section:
             return f"{self.section}[{(',' + between).join(objects)}]"
         return between.join(f"{self.opener}{o}{self.closer}" for o in objects)
 
+    def _named(self, obj: str) -> str:
+        try:
+            call = json.loads(obj)
+            name, args = call["name"], json.dumps(call["arguments"])
+        except (ValueError, KeyError, TypeError):
+            return f"{self.opener}{obj}{self.closer}"
+        return f"{self.opener}{name}{self.name_suffix}{args}{self.closer}"
+
     @property
     def markers(self) -> list[str]:
-        return [m for m in (core(self.opener), core(self.closer), self.section, self.start, self.end) if m]
+        found = (core(self.opener), core(self.closer), self.section, self.section_end, self.name_suffix)
+        return [m for m in (*found, self.start, self.end) if m]
 
 
 def _shape(template: str) -> _Shape:
     analysis = ChatTemplate.load(template).analysis
     fmt = analysis.tools.format
     reasoning = analysis.reasoning
+    named = fmt.mode is ToolFormatMode.TAG_WITH_JSON
     return _Shape(
-        fmt.per_call_start, fmt.per_call_end, core(fmt.section_start), core(reasoning.start), core(reasoning.end)
+        fmt.per_call_start,
+        fmt.per_call_end,
+        core(fmt.section_start),
+        core(reasoning.start),
+        core(reasoning.end),
+        core(fmt.section_end) if named else "",
+        core(analysis.tools.function.name_suffix) if named else "",
     )
 
 
@@ -105,7 +128,23 @@ def _calls(template: str) -> list[str]:
         f"{PLAIN_CONTENT} {{x}}\n{plain}",
         f"{PLAIN_CONTENT} {name}(city='Paris')\n{plain}",
     ]
-    if shape.section:
+    if shape.name_suffix:
+        suffix, begin, finish = shape.name_suffix, core(shape.opener), core(shape.closer)
+        for args in ("{}", ' { "a" : [ 1 , 2 ] } ', '{"a": 1, "a": 2}', '"{}"', '{"a": NaN}', '{"a": "x\ny"}', "[1]"):
+            replies.append(f"{shape.section}{begin}{name}{suffix}{args}{finish}{shape.section_end}")
+        for named in (f" {name}", f"{name} ", "no_such_tool", f"{name}x", f"functions.{name}"):
+            replies.append(f"{shape.section}{begin}{named}{suffix}{{}}{finish}{shape.section_end}")
+        one = f"{begin}{name}{suffix}{args}{finish}"
+        replies += [
+            f"{shape.section} {one}{shape.section_end}",
+            f"{shape.section}{one}\n{one}{shape.section_end}",
+            f"{shape.section}{one} {shape.section_end}",
+            f"{shape.section}{one}",
+            f"{shape.section}{one}{shape.section_end}{shape.section_end}",
+            f"{shape.section}{one}{shape.section_end}{shape.section}{one}{shape.section_end}",
+            f"{one}{shape.section_end}",
+        ]
+    elif shape.section:
         replies += [f"{shape.section} [ {obj} , {obj} ] ", f"{shape.section}\n[\n{obj}\n]", f"{shape.section}[]"]
         replies += [f"{shape.section}{obj}", f"{shape.section}[{obj}]]", f"{shape.section}[{obj},]"]
     else:
@@ -154,6 +193,7 @@ PLAIN_CALLS = {
     "Qwen-Qwen3-0.6B": {"enable_thinking": True},
     "hfjs-HuggingFaceTB-SmolLM3-3B": {},
     "mistralai-Mistral-Nemo-Instruct-2407": {},
+    "deepseek-ai-DeepSeek-V3.1": {},
 }
 
 
@@ -180,7 +220,7 @@ def test_the_plain_call_shapes_take_the_short_path(template: str) -> None:
             assert _fields(message) == _fields(parse_output(_engine(generated), reply))
 
 
-@pytest.mark.parametrize("template", ["meta-llama-Llama-3.1-8B-Instruct", "Qwen3-Coder", "deepseek-ai-DeepSeek-V3.1"])
+@pytest.mark.parametrize("template", ["meta-llama-Llama-3.1-8B-Instruct", "Qwen3-Coder", "LFM2.5-Instruct"])
 def test_other_call_shapes_keep_the_engine(template: str) -> None:
     params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=request_tools(template))
     regular = params._generated.regular

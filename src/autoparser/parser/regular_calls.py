@@ -21,7 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..analysis.model import TemplateAnalysis, ToolFormatMode
+from ..analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from ..message import ToolCall, built_call, new_call_id
 from .markers import core, is_word_marker
 from .request import ParseRequest
@@ -96,6 +96,8 @@ def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedC
     """The regular calls of a template whose calls are JSON objects each in an opener/closer pair, or a JSON array
     after a section opener (None otherwise)."""
     fmt = analysis.tools.format
+    if fmt.mode is ToolFormatMode.TAG_WITH_JSON:
+        return _named_calls(analysis, request)
     opener, closer, section = core(fmt.per_call_start), core(fmt.per_call_end), core(fmt.section_start)
     if not (
         request.tools_enabled
@@ -126,6 +128,44 @@ def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedC
         close = re.compile(rf"{_WS}\]{_WS}")
         return WrappedCalls(section, first, then, re.compile(end), close, _names(request), analysis.id_format)
     return None
+
+
+def _named_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedCalls | None:
+    """Calls that name their tool in markup, the arguments JSON after it, in a section (DeepSeek V3.1:
+    ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>``),
+    written with no whitespace inside a call, as the template writes them (anything else: the engine's)."""
+    fmt, function = analysis.tools.format, analysis.tools.function
+    section, section_end = core(fmt.section_start), core(fmt.section_end)
+    opener, closer, suffix = core(fmt.per_call_start), core(fmt.per_call_end), core(function.name_suffix)
+    if not (
+        request.tools_enabled
+        and fmt.mode is ToolFormatMode.TAG_WITH_JSON
+        and section
+        and section_end
+        and opener
+        and closer
+        and suffix
+        and not fmt.tools_array_wrapped
+        and not fmt.implied_end
+        and not fmt.stated_word
+        and not function.name_prefix
+        and not function.close
+        and analysis.tools.call_id.position is CallIdPosition.NONE
+        and fmt.per_call_start == opener
+        and fmt.per_call_end == closer
+        and function.name_suffix == suffix
+    ):
+        return None
+    call = rf"{re.escape(opener)}([\w.-]+){re.escape(suffix)}"
+    return WrappedCalls(
+        section,
+        re.compile(re.escape(section) + call),
+        re.compile(_WS + call),
+        re.compile(re.escape(closer)),
+        re.compile(rf"{_WS}{re.escape(section_end)}{_WS}"),
+        _names(request),
+        analysis.id_format,
+    )
 
 
 def _names(request: ParseRequest) -> frozenset[str]:
