@@ -1,14 +1,17 @@
-"""The regular calls: JSON calls each wrapped in an opener and a closer, or a JSON array of them after a section
-opener, read by a regex and ``json`` where they are written as the template writes them.
+"""The regular calls: JSON calls each wrapped in an opener and a closer, a JSON array of them after a section opener,
+or calls that name their tool in markup with JSON arguments, read by a regex and ``json`` where they are written as
+the template writes them.
 
 The most common call replies (Hermes, Qwen: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``;
-Mistral: ``[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": "a1B2c3D4e"}]``) hold nothing the engine needs its
-item loop for: an opener, JSON objects of the template's members in its order, a closer or the array's end,
-whitespace. :class:`WrappedCalls` reads exactly that, for the short path of :mod:`.regular` (which checks the text
-before the opener as it checks a plain answer), and leaves anything else to the engine: another member or member
-order, a tool the request does not declare, a name with an escape, an id that is not alphanumeric, arguments that
-are not an object or not strict JSON without duplicate keys (``NaN``, a raw control character, a key written twice,
-at any depth), anything but whitespace between or after the calls (the end of turn, a closer, more text).
+Mistral: ``[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": "a1B2c3D4e"}]``; DeepSeek V3.1:
+``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>``)
+hold nothing the engine needs its item loop for: an opener, JSON objects of the template's members in its order
+(or a name and a JSON object), a closer or the section's end, whitespace. :class:`WrappedCalls` reads exactly that,
+for the short path of :mod:`.regular` (which checks the text before the opener as it checks a plain answer), and
+leaves anything else to the engine: another member or member order, a tool the request does not declare, a name
+with an escape, an id that is not alphanumeric, arguments that are not an object or not strict JSON without
+duplicate keys (``NaN``, a raw control character, a key written twice, at any depth), anything but whitespace
+between or after the calls (the end of turn, a closer, more text).
 
 What it reads is what the engine reads: each call's arguments as written (the JSON value's own text), its id as
 written or generated in the template's format, status complete, no warnings. tests/parser/test_regular_calls.py
