@@ -28,17 +28,20 @@ __all__ = [
 ]
 
 _ID_ALPHABET = string.ascii_letters + string.digits
+_ID_TABLE = bytes(ord(_ID_ALPHABET[b % 62]) for b in range(256))
+_ID_REJECTED = bytes(range(248, 256))
 
 
 def new_call_id(id_format: str = "openai") -> str:
     """A fresh random tool call id: ``call_`` + 24 alphanumerics (``openai``), or 9 alphanumerics (``alnum9``, the
     only ids Mistral's templates accept)."""
     length, prefix = (9, "") if id_format == "alnum9" else (24, "call_")
-    # 248 = 4 * 62: bytes below it map onto the alphabet without bias; 32 bytes leave enough after rejection
+    # 248 = 4 * 62: bytes below it map onto the alphabet without bias, the others are dropped (one C-level translate);
+    # 32 bytes leave enough after rejection
     while True:
-        chars = [_ID_ALPHABET[b % 62] for b in secrets.token_bytes(32) if b < 248]
+        chars = secrets.token_bytes(32).translate(_ID_TABLE, _ID_REJECTED)
         if len(chars) >= length:
-            return prefix + "".join(chars[:length])
+            return prefix + chars[:length].decode("ascii")
 
 
 class CallStatus(StrEnum):
@@ -145,23 +148,51 @@ class ChatMessage:
         return message
 
 
-# The slots' own setters: a message of text alone is built without the frozen dataclass's five ``__setattr__`` calls
-# (:func:`text_message`, on the short path of a reply without markup, where they are most of what it costs).
+# The slots' own setters: a message or call the parser builds (every field known) is built without the frozen
+# dataclass's ``__setattr__`` calls, one per field, which are most of what building it costs on a short reply.
 _SET_FIELDS = tuple(
     getattr(ChatMessage, name).__set__ for name in ("role", "content", "reasoning_content", "tool_calls", "warnings")
+)
+_SET_CALL_FIELDS = tuple(
+    getattr(ToolCall, name).__set__ for name in ("name", "arguments", "id", "id_generated", "status")
 )
 
 
 def text_message(content: str, reasoning_content: str = "") -> ChatMessage:
     """``ChatMessage(content=content, reasoning_content=reasoning_content)``, the same object, built faster."""
+    return built_message(content, reasoning_content)
+
+
+def built_message(
+    content: str,
+    reasoning_content: str = "",
+    tool_calls: tuple[ToolCall, ...] = (),
+    warnings: tuple[ParseWarning, ...] = (),
+    role: str = "assistant",
+) -> ChatMessage:
+    """``ChatMessage(role, content, reasoning_content, tool_calls, warnings)``, the same object, built faster."""
     message = object.__new__(ChatMessage)
     set_role, set_content, set_reasoning, set_calls, set_warnings = _SET_FIELDS
-    set_role(message, "assistant")
+    set_role(message, role)
     set_content(message, content)
     set_reasoning(message, reasoning_content)
-    set_calls(message, ())
-    set_warnings(message, ())
+    set_calls(message, tool_calls)
+    set_warnings(message, warnings)
     return message
+
+
+def built_call(
+    name: str, arguments: str, call_id: str, id_generated: bool, status: CallStatus = CallStatus.COMPLETE
+) -> ToolCall:
+    """``ToolCall(name, arguments, call_id, id_generated, status)``, the same object, built faster."""
+    call = object.__new__(ToolCall)
+    set_name, set_arguments, set_id, set_generated, set_status = _SET_CALL_FIELDS
+    set_name(call, name)
+    set_arguments(call, arguments)
+    set_id(call, call_id)
+    set_generated(call, id_generated)
+    set_status(call, status)
+    return call
 
 
 @dataclass(slots=True)  # not frozen: streams create one per token, and frozen init is several times slower

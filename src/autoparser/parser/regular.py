@@ -1,4 +1,4 @@
-"""The regular replies: a complete reply that holds no markup at all is read by a few string scans.
+"""The regular replies: a complete reply that holds no markup, or only regular calls, is read by a few string scans.
 
 Most replies are an answer, or a reasoning block and an answer, with no call and no stray marker. For them the whole
 parse (the engine's item loop, the mapping, the scan for leftover markup) comes down to trimming one or two pieces of
@@ -11,11 +11,16 @@ the engine reads it as one run of content (or reasoning) and the scan finds noth
 
 * an answer without a signal character, after a generation prompt that leaves nothing to the output; or
 * (where the request extracts reasoning) optional whitespace, the reasoning start marker, reasoning text and the end
-  marker, then the answer, neither text holding a signal character (the start marker may be the prompt's).
+  marker, then the answer, neither text holding a signal character (the start marker may be the prompt's);
+* either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer
+  pair, writes an array of them after a section opener, or names the tool in markup (:mod:`.regular_calls`: Hermes,
+  Qwen, Mistral, Granite, DeepSeek V3.1): the answer up to the first opener holds no signal character, and the rest
+  is such calls alone, as strict as the engine reads them without a warning.
 
 Anything else (``partial`` parses too) goes to the engine. The result is the engine's exactly: ``content`` and
-``reasoning_content`` are the same stretches trimmed the same way, with no calls and no warnings;
-tests/parser/test_regular_replies.py compares both on every bundled template's own outputs, whole and cut.
+``reasoning_content`` are the same stretches trimmed the same way, the calls' names, arguments and ids as written
+(an id not written generated in the template's format), no warnings; tests/parser/test_regular_replies.py and
+test_regular_calls.py compare both on every bundled template's own outputs and variants, whole and cut.
 
 Which character of a literal signals it does not matter for correctness (a text without it cannot hold the literal);
 the rarest in prose is taken, so that ordinary answers (letters, digits, ``.,;:!?'-()``) keep the short path.
@@ -27,10 +32,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..analysis.model import TemplateAnalysis
-from ..message import ChatMessage, text_message
+from ..message import ChatMessage, built_message, text_message
 from .leftovers import LeftoverMarkers
 from .markers import core
 from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
+from .regular_calls import WrappedCalls, wrapped_calls
 from .request import ParseRequest
 
 __all__ = ["RegularReply", "regular_reply", "signal_char"]
@@ -67,6 +73,8 @@ class RegularReply:
     outside: tuple[str, ...] = ()
     once: tuple[tuple[str, int], ...] = ()
     repeated: tuple[str, ...] = ()
+    # The calls a reply may end with (None: a reply with calls goes to the engine).
+    calls: WrappedCalls | None = None
 
     def read(self, prefill: str, text: str) -> ChatMessage | None:
         """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
@@ -77,6 +85,10 @@ class RegularReply:
             else:
                 if not self.names or self._no_names(text):
                     return text_message(text.strip(WHITESPACE))
+            if self.calls is not None:
+                message = self._with_calls(text, "", WHITESPACE)
+                if message is not None:
+                    return message
         end = self.end
         if not end:
             return None
@@ -88,20 +100,54 @@ class RegularReply:
         at = rest.find(end)  # (the first end marker: where the engine's reasoning text stops)
         if at < 0:
             return None
-        # no signal character past the start marker but the end marker's own ("in", find and rfind: memchr scans)
+        if self._plain_after(rest, at):
+            reasoning, answer = rest[:at], rest[at + len(end) :]
+            if not self.names or self._no_names(answer):
+                return text_message(
+                    answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE)
+                )
+        if self.calls is None:
+            return None
+        reasoning = rest[:at]
+        for char in self.signals:
+            if char in reasoning:
+                return None
+        return self._with_calls(rest[at + len(end) :], reasoning.lstrip(_SPACE).rstrip(WHITESPACE), _SPACE)
+
+    def _plain_after(self, rest: str, at: int) -> bool:
+        """Whether ``rest`` holds no signal character but those of the end marker at ``at`` ("in", find and
+        rfind: memchr scans, no slicing)."""
         for char in self.outside:
             if char in rest:
-                return None
+                return False
+        end = self.end
         for char, offset in self.once:
             if rest.find(char) != at + offset or rest.rfind(char) != at + offset:
-                return None
-        reasoning, answer = rest[:at], rest[at + len(end) :]
-        for char in self.repeated:
-            if char in reasoning or char in answer:
-                return None
-        if self.names and not self._no_names(answer):
+                return False
+        if self.repeated:
+            reasoning, answer = rest[:at], rest[at + len(end) :]
+            for char in self.repeated:
+                if char in reasoning or char in answer:
+                    return False
+        return True
+
+    def _with_calls(self, answer: str, reasoning: str, lead: str) -> ChatMessage | None:
+        """An answer of plain text then regular calls (:mod:`.regular_calls`), or None."""
+        calls = self.calls
+        assert calls is not None
+        at = answer.find(calls.opener)
+        if at < 0:
             return None
-        return text_message(answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE))
+        content = answer[:at]
+        for char in self.signals:
+            if char in content:
+                return None
+        if self.names and not self._no_names(content):
+            return None
+        found = calls.read(answer, at)
+        if found is None:
+            return None
+        return built_message(content.lstrip(lead).rstrip(WHITESPACE), reasoning, found)
 
     def _no_names(self, text: str) -> bool:
         if "(" in text or "{" in text or '"' in text:
@@ -142,4 +188,5 @@ def regular_reply(
         tuple(ch for ch in signals if ch not in end),
         tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
         tuple(ch for ch in signals if end.count(ch) > 1),
+        wrapped_calls(analysis, request),
     )

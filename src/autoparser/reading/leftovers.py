@@ -184,7 +184,8 @@ def _scan(
         first_text = _TEXT.search(source, start, end)
         # (a lookahead may read a little past the span: `get_weather` ends the text, `{` starts a failed object)
         limit = min(end + _LOOKAHEAD, len(source))
-        if needles.search(source, start, limit) is None:  # every find holds one: none here
+        needle = needles.search(source, start, limit)
+        if needle is None or _past(source, needle, end):  # every find holds one: none here
             if first_text is not None:
                 state.started = True
             continue
@@ -220,6 +221,26 @@ def _scan(
                 warnings.append(ParseWarning(max(at - offset, 0), message + kept))
         if first_text is not None:
             state.started = True
+
+
+_LEAD = ' \t\r\n"{:'  # what a find may hold before its needle: `{ "get_weather"`, `: "get_weather"`
+
+
+def _past(source: str, needle: re.Match[str], end: int) -> bool:
+    """Whether no find can start before ``end`` given that the first needle is ``needle``: a find starts at its
+    needle, or (a quoted tool name) at most at the ``"``, whitespace and ``{`` or ``:`` before it, none of which a
+    needle ends with, so later needles' finds start later still. (The common case: the call marker that ended the
+    stretch of content, found by the lookahead.)"""
+    at = needle.start()
+    if at < end or needle.group()[-1:] in _LEAD:
+        return False
+    if source[at - 1 : at] == '"':
+        at -= 1
+        while at > 0 and source[at - 1] in " \t\r\n":
+            at -= 1
+        if at > 0 and source[at - 1] in "{:":
+            at -= 1
+    return at >= end
 
 
 def _line_start(source: str, start: int, at: int) -> bool:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall
+from ..message import CallStatus, ChatMessage, ParseWarning, ToolCall, built_call, built_message
 from ..parser import tags
 from ..parser.calls.repairs import RepairedArguments
 from ..parser.calls.tagged_values import decode_cut_value, decode_value, is_value_tag, misfit
@@ -230,12 +230,8 @@ class MessageBuilder:
     def message(self, raw_content: str | None = None, raw_reasoning: str | None = None) -> ChatMessage:
         content = "".join(self.content) if raw_content is None else raw_content
         reasoning = "".join(self.reasoning) if raw_reasoning is None else raw_reasoning
-        return ChatMessage(
-            "assistant",
-            content.strip(WHITESPACE),
-            reasoning.strip(WHITESPACE),
-            tuple(self.calls),
-            tuple(self.warnings),
+        return built_message(
+            content.strip(WHITESPACE), reasoning.strip(WHITESPACE), tuple(self.calls), tuple(self.warnings)
         )
 
     def _warn(self, node: AstNode, message: str) -> None:
@@ -384,7 +380,7 @@ def _tool_call(
         notes += [(where, f"the arguments of tool call {name!r}: {note}") for note in found.notes]
     if found.repaired and status is CallStatus.COMPLETE and (complete or node.broken):
         status = CallStatus.REPAIRED
-    return ToolCall(name, found.text, reading.call_id, status=status), notes
+    return built_call(name, found.text, reading.call_id, False, status), notes
 
 
 def _unknown_member_note(member: AstNode, name: str) -> tuple[int, str]:
@@ -554,8 +550,12 @@ def _without_cut_token(text: str) -> str:
     if literal is None or _quote_at_end(text):
         return text
     word = literal.group()
-    if word in _KEYWORDS or _NUMBER.match(word) or not (
-        any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
+    if (
+        word in _KEYWORDS
+        or _NUMBER.match(word)
+        or not (
+            any(k.startswith(word) for k in _KEYWORDS) or re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", word)
+        )
     ):
         return text
     return text[: literal.start()]

@@ -24,7 +24,17 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from ..message import CallStatus, ChatMessage, MessageDelta, ParseWarning, ToolCall, ToolCallDelta, new_call_id
+from ..message import (
+    CallStatus,
+    ChatMessage,
+    MessageDelta,
+    ParseWarning,
+    ToolCall,
+    ToolCallDelta,
+    built_call,
+    built_message,
+    new_call_id,
+)
 from ..parser import tags
 from ..parser.assemble import GeneratedParser
 from ..peg import AstNode, ParseResult, TextBuffer
@@ -42,7 +52,7 @@ _SHOWN = (tags.CONTENT, tags.REASONING, tags.TOOL_ARG_STRING, tags.TOOL_ARGS)
 def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
     """Parse ``text`` (model output only; the prompt's prefill is added here)."""
     regular = generated.regular
-    if regular is not None and not partial:  # a reply without markup: a few string scans (parser/regular.py)
+    if regular is not None and not partial:  # no markup, or regular calls: a few string scans (parser/regular.py)
         message = regular.read(generated.prefill, text)
         if message is not None:
             return message
@@ -64,12 +74,13 @@ def _with_ids(message: ChatMessage, id_format: str) -> ChatMessage:
     """Give every call the model wrote without an id a fresh one (one reply, one set of ids; see ToolCall)."""
     if all(call.id for call in message.tool_calls):
         return message
-    # (built directly: dataclasses.replace() reads the fields' list on every call)
+    # (built directly: dataclasses.replace() reads the fields' list on every call, a frozen __init__ sets each field
+    # through object.__setattr__)
     calls = tuple(
-        call if call.id else ToolCall(call.name, call.arguments, new_call_id(id_format), True, call.status)
+        call if call.id else built_call(call.name, call.arguments, new_call_id(id_format), True, call.status)
         for call in message.tool_calls
     )
-    return ChatMessage(message.role, message.content, message.reasoning_content, calls, message.warnings)
+    return built_message(message.content, message.reasoning_content, calls, message.warnings, message.role)
 
 
 def _request_warnings(generated: GeneratedParser, message: ChatMessage, end: int) -> ChatMessage:
