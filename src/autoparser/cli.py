@@ -101,21 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("file", metavar="FILE", nargs="?", default="-", help="model output file, or - for stdin")
     parse.add_argument("--tools", metavar="JSON", help="file with the request's tools (OpenAI tool list)")
     parse.add_argument("--messages", metavar="JSON", help="file with the conversation before the output")
-    parse.add_argument(
-        "--reasoning-format",
-        choices=["none", "auto", "deepseek", "deepseek-legacy"],
-        default="auto",
-        help="where reasoning goes: 'none' keeps it in the content (default: auto)",
-    )
-    parse.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
-    parse.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
-    parse.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
-    parse.add_argument(
-        "--undeclared-tools",
-        choices=["call", "content"],
-        default="call",
-        help="a call to a tool not in --tools: a call with a warning (default), or content",
-    )
+    _request_options(parse, "a call to a tool not in --tools: a call with a warning (default), or content")
     parse.add_argument(
         "--stream",
         action="store_true",
@@ -146,6 +132,21 @@ def build_parser() -> argparse.ArgumentParser:
     _batch_arguments(commands)
     _serve_arguments(commands)
     return parser
+
+
+def _request_options(command: Any, undeclared_help: str) -> None:
+    """The options that shape how a reply is read, the same for ``parse`` and ``batch``: where reasoning goes,
+    the template's switches, the tool choice, and what a call to an undeclared tool becomes."""
+    command.add_argument(
+        "--reasoning-format",
+        choices=["none", "auto", "deepseek", "deepseek-legacy"],
+        default="auto",
+        help="where reasoning goes: 'none' keeps it in the content (default: auto)",
+    )
+    command.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
+    command.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
+    command.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
+    command.add_argument("--undeclared-tools", choices=["call", "content"], default="call", help=undeclared_help)
 
 
 def _check_arguments(commands: Any) -> None:
@@ -205,26 +206,12 @@ def _batch_arguments(commands: Any) -> None:
     )
     batch.add_argument("--tools", metavar="JSON", help="file with the tools of rows without a 'tools' field")
     batch.add_argument("--messages", metavar="JSON", help="file with the conversation of rows without 'messages'")
-    batch.add_argument(
-        "--reasoning-format",
-        choices=["none", "auto", "deepseek", "deepseek-legacy"],
-        default="auto",
-        help="where reasoning goes: 'none' keeps it in the content (default: auto)",
-    )
+    _request_options(batch, "a call to a tool the request does not declare: a call with a warning (default) or content")
     batch.add_argument(
         "--reasoning-field",
         choices=["reasoning_content", "reasoning"],
         default="reasoning_content",
         help="the message's key for the reasoning (default: reasoning_content)",
-    )
-    batch.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None, help=_THINKING_HELP)
-    batch.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=None, help=_PARALLEL_HELP)
-    batch.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help=_TOOL_CHOICE_HELP)
-    batch.add_argument(
-        "--undeclared-tools",
-        choices=["call", "content"],
-        default="call",
-        help="a call to a tool the request does not declare: a call with a warning (default), or content",
     )
     batch.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default 1)")
     batch.add_argument(
