@@ -1,22 +1,24 @@
-"""JSONL in and out, cheaply: lines travel as bytes, each worker decodes and encodes its own chunk.
+"""JSONL in and out, cheaply: each worker reads, decodes, parses and encodes its own chunk of lines.
 
-The reading process only cuts the input into chunks of whole lines (``JsonlReader``: bytes, no JSON), so with
-several workers it stays light; a worker turns its chunk into rows (:func:`read_rows`), and their outcomes back into
-one block of output lines (:func:`encode_rows`), which the writer appends as it is. A blank line is no row: it has
-no output line. A line that is not a JSON object is a row whose ``error`` says so.
+The reading process only cuts the input into chunks (``JsonlReader``: byte ranges of whole lines, found by seeking,
+not by reading every line), so with several workers it stays almost idle; a worker reads its range
+(:class:`LineSpan`), turns it into rows (:func:`read_rows`), and their outcomes back into one block of output lines
+(:func:`encode_rows`), which the writer appends as it is. A blank line is no row: it has no output line. A line that
+is not a JSON object is a row whose ``error`` says so.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .formats import BatchError
 from .parser import Outcome
 
-__all__ = ["JsonlReader", "JsonlWriter", "count_rows", "encode_rows", "is_row", "read_rows", "skip_rows"]
+__all__ = ["JsonlReader", "JsonlWriter", "LineSpan", "count_rows", "encode_rows", "is_row", "read_rows", "skip_rows"]
 
 _decoder = json.JSONDecoder()
 _decode, _raw_decode = _decoder.decode, _decoder.raw_decode
@@ -39,36 +41,75 @@ def count_rows(path: str | Path) -> int:
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class LineSpan:
+    """A chunk of a JSONL file: bytes ``start`` to ``end`` of ``path``, whole lines. It is what crosses to a worker
+    process (a few dozen bytes), which reads the lines itself: the reading process never holds them."""
+
+    path: str
+    start: int
+    end: int
+
+    def read(self) -> bytes:
+        with open(self.path, "rb") as f:
+            f.seek(self.start)
+            return f.read(self.end - self.start)
+
+
 class JsonlReader:
-    """The input as chunks of about ``chunk_rows`` rows (blocks of whole lines, as bytes: the lines are counted,
-    not split, here), from byte ``offset`` on. Each chunk comes with the byte offset just past it, for the
-    checkpoint."""
+    """The input as chunks of about ``chunk_rows`` rows (:class:`LineSpan`), from byte ``offset`` on, each with the
+    byte offset just past it, for the checkpoint. A chunk's end is found by seeking about ``chunk_rows`` lines on and
+    reading to the next newline: the work here is a few small reads a chunk, whatever its rows (a line's length is
+    estimated from a sample at the start and the bytes read at each end)."""
 
     def __init__(self, path: str | Path, chunk_rows: int, offset: int = 0) -> None:
         self.path = Path(path)
         self.chunk_rows = max(chunk_rows, 1)
         self.offset = offset
 
-    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+    def __iter__(self) -> Iterator[tuple[LineSpan, int]]:
+        name = str(self.path)
         with open(self.path, "rb", buffering=0) as f:
-            position = f.seek(self.offset)
-            size, carry = 64 * self.chunk_rows, b""  # bytes per block, fitted to the lines' length as they come
-            while True:
-                block = f.read(size)
-                if not block:
-                    break
-                block = carry + block
-                cut = block.rfind(b"\n") + 1
-                if not cut:  # a line longer than the block: read on
-                    carry = block
-                    continue
-                carry = block[cut:]
-                position += cut
-                lines = block.count(b"\n", 0, cut)
-                size = max(4096, min(size * 4, cut * self.chunk_rows // lines))
-                yield block[:cut], position
-            if carry:
-                yield carry, position + len(carry)
+            size = f.seek(0, 2)
+            start = self.offset
+            f.seek(start)
+            line = _line_length(f.read(_SAMPLE), 0.0)
+            while start < size:
+                end, line = _line_end(f, start + max(1, round(line * self.chunk_rows)), size, line)
+                yield LineSpan(name, start, end), end
+                start = end
+
+
+_SAMPLE, _PROBE = 1 << 16, 1 << 13  # bytes read at the start, and at each chunk's end, to estimate a line's length
+
+
+def _line_length(block: bytes, estimate: float) -> float:
+    """The mean length of the whole lines in ``block`` averaged into ``estimate`` (``estimate`` unchanged when
+    ``block`` holds none; ``block``'s length when there is no estimate yet: a line at least that long)."""
+    whole = block.rfind(b"\n") + 1
+    if not whole:
+        return estimate or float(max(len(block), 1))
+    found = whole / block.count(b"\n", 0, whole)
+    return (estimate + found) / 2 if estimate else found
+
+
+def _line_end(f: BinaryIO, target: int, size: int, line: float) -> tuple[int, float]:
+    """The offset just past the line holding byte ``target - 1`` (``size`` for the file's last line), and the line
+    length estimate ``line`` updated with the lines read past it."""
+    if target >= size:
+        return size, line
+    position = f.seek(target - 1)
+    probe = _PROBE
+    while True:
+        block = f.read(probe)
+        if not block:
+            return size, line
+        found = block.find(b"\n")
+        if found >= 0:
+            return position + found + 1, _line_length(block[found + 1 :], line)
+        position += len(block)
+        line = max(line, float(position - target))  # a line longer than the probe: the estimate grows with it
+        probe = min(2 * probe, 1 << 20)
 
 
 def skip_rows(path: Path, offset: int, rows: int) -> int:
@@ -139,8 +180,15 @@ def encode_rows(rows: Sequence[Any], outcomes: Sequence[Outcome], keep: Sequence
         return b""
     try:
         return ("\n".join(map(_encode, out)) + "\n").encode()
+    except UnicodeEncodeError:  # only the lines that cannot be UTF-8 are escaped: the same bytes however chunked
+        return b"".join(map(_encode_line, out))
+
+
+def _encode_line(record: dict[str, Any]) -> bytes:
+    try:
+        return (_encode(record) + "\n").encode()
     except UnicodeEncodeError:
-        return ("\n".join(map(_encode_ascii, out)) + "\n").encode()
+        return (_encode_ascii(record) + "\n").encode()
 
 
 class JsonlWriter:

@@ -1,10 +1,11 @@
 """A batch from file to file: read chunks, parse them (here or in worker processes), write them in order.
 
-The reading process cuts the input into chunks of rows (:mod:`~autoparser.batch.jsonl`,
-:mod:`~autoparser.batch.arrow`), hands them to ``workers`` processes (a few chunks in flight per worker, so memory
-stays bounded whatever the input's size) and writes each parsed chunk as it comes back, in input order, then its
-checkpoint (:mod:`~autoparser.batch.resume`). With one worker there is no process: the chunks are parsed in place.
-Ctrl-C stops it at a chunk's end with everything written so far resumable; a kill loses at most the chunks in flight.
+The reading process cuts the input into chunks of rows (:mod:`~autoparser.batch.jsonl`: byte ranges that the
+workers read themselves; :mod:`~autoparser.batch.arrow`: record batches), hands them to ``workers`` processes (a few
+chunks in flight per worker, so memory stays bounded whatever the input's size) and writes each parsed chunk as it
+comes back, in input order (one write a chunk), then its checkpoint (:mod:`~autoparser.batch.resume`). With one
+worker there is no process: the chunks are parsed in place. Ctrl-C stops it at a chunk's end with everything written
+so far resumable; a kill loses at most the chunks in flight.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """One chunk of rows, parsed where it runs: the reading process or a worker process.
 
-A chunk arrives as it was read (JSONL: bytes of whole lines; Parquet: a record batch) and leaves as it will be
-written (JSONL: bytes of output lines; Parquet: a record batch), so the reading process does no per-row work and
-what crosses between processes is two buffers per chunk. Worker processes each hold one :class:`ChunkWorker` (set
-up once by :func:`start_worker`, with the parser the reading process built: forked, they inherit its analysis and
-caches; spawned, they rebuild them once).
+A chunk arrives as the reading process found it (JSONL: a byte range of whole lines, read here; Parquet: a record
+batch) and leaves as it will be written (JSONL: bytes of output lines; Parquet: a record batch), so the reading
+process does no per-row work and what crosses between processes is at most two buffers per chunk. Worker processes
+each hold one :class:`ChunkWorker` (set up once by :func:`start_worker`, with the parser the reading process built:
+forked, they inherit its analysis and caches; spawned, they rebuild them once).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .formats import Format
-from .jsonl import encode_rows, read_rows
+from .jsonl import LineSpan, encode_rows, read_rows
 from .parser import BatchParser, Outcome, failure
 
 __all__ = ["ChunkResult", "ChunkWorker", "run_chunk", "start_worker"]
@@ -45,8 +45,8 @@ class ChunkWorker:
     def __call__(self, chunk: Any) -> ChunkResult:
         parser = self.parser
         source = None
-        if chunk.__class__ is bytes:
-            rows: list[Any] = list(read_rows(chunk))
+        if chunk.__class__ is LineSpan:
+            rows: list[Any] = list(read_rows(chunk.read()))
         else:
             from .arrow import batch_rows
 
