@@ -4,7 +4,10 @@ The input is N short replies of Qwen3-Coder (with a tool declared): most a sente
 call with two arguments, every row with an ``id`` kept in the output. Reported per run: rows per second of wall time,
 CPU microseconds per row (this process and its workers: the machine is shared, so wall time alone misleads), and
 the split of a row's time between ``ChatParams.parse()`` (timed alone on the same replies) and what the batch adds
-around it (reading, the JSON or Arrow of the row, the message's conversion, writing, the processes).
+around it (reading, the JSON or Arrow of the row, the message's conversion, writing, the processes). With two workers
+the CPU a row is also split between the reading process (JSONL: finding the chunks' byte ranges, writing the blocks
+that come back; Parquet: reading and writing record batches) and the workers: on two cores the first competes with
+them.
 
 Targets (issue 27): >= 20,000 replies/s per worker including reading and writing; >= 1.8x that with 2 workers.
 
@@ -119,16 +122,19 @@ class _OverheadParser(BatchParser):
         return self.parsed
 
 
-def batch(path: Path, out: Path, workers: int, parsed: _Parsed | None = None) -> tuple[float, float]:
+def batch(path: Path, out: Path, workers: int, parsed: _Parsed | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (all processes) and the reading process's own CPU seconds of one batch."""
     if parsed is None:
         parser = BatchParser(ChatTemplate.load(TEMPLATE), tools=TOOLS, keep=["id"])
     else:
         parser = _OverheadParser(parsed, tools=TOOLS, keep=["id"])
         parser._default = parsed  # type: ignore[assignment]
     parser.default_params()  # the analysis and the parser: once, before the clock (the CLI does it at start-up)
+    before = os.times()
     summary = run_batch(parser, path, out, workers=workers, progress=False)
+    after = os.times()
     assert summary.failed == 0, summary
-    return summary.seconds, summary.cpu_seconds
+    return summary.seconds, summary.cpu_seconds, after.user + after.system - before.user - before.system
 
 
 def cli(path: Path, out: Path, workers: int) -> float:
@@ -158,16 +164,19 @@ def main() -> None:
             path = write_input(folder, texts, kind)
             rates = {}
             for workers in (1, 2):
-                wall, cpu = batch(path, folder / f"out{workers}.{kind}", workers)
+                wall, cpu, reading = batch(path, folder / f"out{workers}.{kind}", workers)
                 rates[workers] = args.rows / wall
                 per_row = cpu / args.rows * 1e6
                 added = per_row - parse_cpu / args.rows * 1e6
+                reader, others = reading / args.rows * 1e6, (cpu - reading) / args.rows * 1e6
+                split = f"; reading process {reader:.1f}, workers {others:.1f}"
                 print(
                     f"{kind:7} → {kind:7} {workers} worker{'s' if workers > 1 else ' '}: {rates[workers]:9,.0f} rows/s"
-                    f"  {per_row:6.1f} µs CPU/row (parse {parse_cpu / args.rows * 1e6:.1f} + batch {added:.1f})"
+                    f"  {per_row:6.1f} µs CPU/row (parse {parse_cpu / args.rows * 1e6:.1f} + batch {added:.1f}"
+                    f"{split if workers > 1 else ''})"
                 )
             print(f"{'':17}2 workers / 1: {rates[2] / rates[1]:.2f}x")
-            wall, cpu = batch(path, folder / f"overhead.{kind}", 1, parsed)
+            wall, cpu, _ = batch(path, folder / f"overhead.{kind}", 1, parsed)
             print(
                 f"{'':17}the batch alone (parse() answered from a table): {args.rows / wall:,.0f} rows/s, "
                 f"{cpu / args.rows * 1e6:.1f} µs CPU/row"
