@@ -54,6 +54,21 @@ def test_chunks_are_whole_lines_covering_the_file(tmp_path: Path, chunk_rows: in
     assert [span.read().count(b"\n") for span in _spans(even, chunk_rows)] == [chunk_rows] * 5
 
 
+def test_chunks_follow_the_lines_length(tmp_path: Path) -> None:
+    """Short lines after a long one: chunks of ``chunk_rows`` rows again at once. Whatever the lines, a chunk's
+    bytes grow at most 4 times from one chunk to the next (past the line where its estimated end falls)."""
+    path = tmp_path / "in.jsonl"
+    short, long = b'{"t": "a"}\n', b'{"t": "' + b"x" * 200_000 + b'"}\n'
+    path.write_bytes(long + short * 5000)
+    spans = _spans(path, 100)
+    assert [span.read().count(b"\n") for span in spans] == [1] + [100] * 50
+    path.write_bytes(short * 5000 + long * 3 + short * 5000 + long)
+    spans = _spans(path, 100)
+    assert sum(span.read().count(b"\n") for span in spans) == 10_004
+    for last, span in itertools.pairwise(spans):
+        assert span.end - span.start <= 4 * (last.end - last.start) + len(long)
+
+
 def test_an_empty_input_and_an_offset_at_its_end(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(b"")

@@ -60,7 +60,8 @@ class JsonlReader:
     """The input as chunks of about ``chunk_rows`` rows (:class:`LineSpan`), from byte ``offset`` on, each with the
     byte offset just past it, for the checkpoint. A chunk's end is found by seeking about ``chunk_rows`` lines on and
     reading to the next newline: the work here is a few small reads a chunk, whatever its rows (a line's length is
-    estimated from a sample at the start and the bytes read at each end)."""
+    estimated from a sample at the start and the bytes read at each end; a chunk is at most 4 times the last one's
+    bytes, so that short lines after long ones do not make one huge chunk)."""
 
     def __init__(self, path: str | Path, chunk_rows: int, offset: int = 0) -> None:
         self.path = Path(path)
@@ -73,29 +74,29 @@ class JsonlReader:
             size = f.seek(0, 2)
             start = self.offset
             f.seek(start)
-            line = _line_length(f.read(_SAMPLE), 0.0)
+            line = _line_length(f.read(_SAMPLE), 1.0)
+            most = 64 * self.chunk_rows  # a chunk's bytes at most: lines of 64 bytes at first, then 4 times the last's
             while start < size:
-                end, line = _line_end(f, start + max(1, round(line * self.chunk_rows)), size, line)
+                end, line = _line_end(f, start + max(1, min(most, round(line * self.chunk_rows))), size, line)
                 yield LineSpan(name, start, end), end
-                start = end
+                most, start = 4 * (end - start), end
 
 
 _SAMPLE, _PROBE = 1 << 16, 1 << 13  # bytes read at the start, and at each chunk's end, to estimate a line's length
 
 
-def _line_length(block: bytes, estimate: float) -> float:
-    """The mean length of the whole lines in ``block`` averaged into ``estimate`` (``estimate`` unchanged when
-    ``block`` holds none; ``block``'s length when there is no estimate yet: a line at least that long)."""
+def _line_length(block: bytes, at_least: float) -> float:
+    """The mean length of the whole lines in ``block``; where it holds none, a line is at least ``block`` long (and
+    ``at_least``)."""
     whole = block.rfind(b"\n") + 1
     if not whole:
-        return estimate or float(max(len(block), 1))
-    found = whole / block.count(b"\n", 0, whole)
-    return (estimate + found) / 2 if estimate else found
+        return max(at_least, float(len(block)))
+    return whole / block.count(b"\n", 0, whole)
 
 
 def _line_end(f: BinaryIO, target: int, size: int, line: float) -> tuple[int, float]:
-    """The offset just past the line holding byte ``target - 1`` (``size`` for the file's last line), and the line
-    length estimate ``line`` updated with the lines read past it."""
+    """The offset just past the line holding byte ``target - 1`` (``size`` for the file's last line), and the length
+    of the lines just past it (``line``, the estimate so far, where they are longer than what was read of them)."""
     if target >= size:
         return size, line
     position = f.seek(target - 1)
