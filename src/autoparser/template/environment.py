@@ -29,6 +29,7 @@ import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .compiling import freeze_children
 from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
@@ -151,6 +152,7 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan,
         scan = scan_context(tree, walked)
         parts = loops_over_content(tree, walked)
         add_guards(tree)
+        freeze_children(tree)  # (the tree is final: the code generator walks it many times)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
             return env.from_string(tree), names, scan, parts
