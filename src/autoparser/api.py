@@ -301,14 +301,20 @@ class ChatTemplate(JinjaChatTemplate):
         if cached is not None:
             return cached
         probe = [{"role": "user", "content": "Hi"}]
-        renders: dict[bool | None, str | None] = {}
-        for thinking in (None, True, False):
-            switched = {**switch_context(self.analysis.switches, thinking), **extra}
-            try:
-                renders[thinking] = self._render_request(probe, tools, True, thinking, switched, {})
-            except TemplateError:
-                renders[thinking] = None
-        default = not (renders[None] is not None and renders[None] == renders[False] != renders[True])
+        contexts = {
+            thinking: {**switch_context(self.analysis.switches, thinking), **extra} for thinking in (None, True, False)
+        }
+        read = variables_read(self.source)
+        if "enable_thinking" not in read and _same_reads(list(contexts.values()), read):
+            default = True  # (the three renders could only come out equal: nothing they differ in is read)
+        else:
+            renders: dict[bool | None, str | None] = {}
+            for thinking, switched in contexts.items():
+                try:
+                    renders[thinking] = self._render_request(probe, tools, True, thinking, switched, {})
+                except TemplateError:
+                    renders[thinking] = None
+            default = not (renders[None] is not None and renders[None] == renders[False] != renders[True])
         _THINKING_DEFAULTS.put(key, default, _ENTRY_BYTES + len(key[2]) + len(key[3]))
         return default
 
@@ -464,6 +470,12 @@ def _named_tool_choice(
     if not chosen:
         raise ValueError(f"tool_choice names {name!r}, which is not among the request's tools")
     return "required", chosen
+
+
+def _same_reads(contexts: list[dict[str, Any]], read: frozenset[str]) -> bool:
+    """Whether the render variables ``contexts`` agree on every variable the template reads (``read``)."""
+    first = {name: value for name, value in contexts[0].items() if name in read}
+    return all({name: value for name, value in c.items() if name in read} == first for c in contexts[1:])
 
 
 def _build(analysis: TemplateAnalysis, request: ParseRequest) -> tuple[GeneratedParser, GrammarSpec, tuple[str, ...]]:

@@ -24,11 +24,13 @@ from typing import Any, cast
 
 import jinja2
 import jinja2.ext
+import jinja2.lexer
 import jinja2.nodes
 import jinja2.parser
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .compiling import fast_lexer, freeze_children
 from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
@@ -122,9 +124,17 @@ class _SafeNamespace(jinja2.utils.Namespace):
             raise jinja2.exceptions.SecurityError(f"templates may not set underscore attribute {name!r}")
 
 
+class ChatSandbox(BoundedSandbox):
+    """The bounded sandbox, tokenizing with :class:`~.compiling.FastLexer` (the same tokens as Jinja's lexer)."""
+
+    @property
+    def lexer(self) -> jinja2.lexer.Lexer:
+        return fast_lexer(self)
+
+
 def make_environment() -> ImmutableSandboxedEnvironment:
     """A fresh sandboxed environment configured like transformers' chat-template renderer."""
-    env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols])
+    env = ChatSandbox(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols])
     # No constant folding while compiling: it is a third of the compile's cost (a template is compiled once per source,
     # and a cold template pays it before its first reply), and rendering the folded expressions does the same work.
     env.optimized = False
@@ -151,6 +161,7 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan,
         scan = scan_context(tree, walked)
         parts = loops_over_content(tree, walked)
         add_guards(tree)
+        freeze_children(tree)  # (the tree is final: the code generator walks it many times)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
             return env.from_string(tree), names, scan, parts

@@ -9,7 +9,8 @@ the template insists on inputs the probe does not care about, so :class:`ProbeRe
   ``functions`` JSON string for templates that read tools under that name (FireFunction);
 * can wrap the inputs in access-tracking wrappers so the caller learns what the template read.
 
-Renders are memoized per renderer: the analysis phases render the same base conversation many times.
+Renders are memoized per renderer: the analysis phases render the same base conversation many times, and
+variants that differ only in variables the template never reads (``tools``, ``enable_thinking``, a switch) once.
 
 Limits are the exception to "a failed probe learns nothing": a render that runs past its time or size limit
 (:class:`~autoparser.errors.RenderLimitError`) says the template is hostile or broken, not that it dislikes the
@@ -53,12 +54,13 @@ class RenderableTemplate(Protocol):
 class ProbeRenderer:
     """Renders probe conversations through one template (see the module docstring)."""
 
-    __slots__ = ("_cache", "_deadline", "_needs_functions", "_template", "switches")
+    __slots__ = ("_cache", "_deadline", "_needs_functions", "_reads", "_template", "switches")
 
     def __init__(self, template: RenderableTemplate) -> None:
         template.check_syntax()
         self._template = template
-        self._needs_functions = "functions" in variables_read(template.source)
+        self._reads = variables_read(template.source)
+        self._needs_functions = "functions" in self._reads
         self._cache: dict[str, str | None] = {}
         budget = template.limits.analysis_timeout
         self._deadline = None if budget is None else time.monotonic() + budget
@@ -87,9 +89,7 @@ class ProbeRenderer:
         key = ""
         extra = {**(switch_context(self.switches, enable_thinking) if switched else {}), **(variables or {})}
         if log is None:
-            key = json.dumps(
-                [messages, tools, add_generation_prompt, enable_thinking, extra], sort_keys=True, default=str
-            )
+            key = self._key(messages, tools, add_generation_prompt, enable_thinking, extra)
             if key in self._cache:
                 return self._cache[key]
         result = self._render(messages, tools, add_generation_prompt, enable_thinking, log, extra)
@@ -98,6 +98,30 @@ class ProbeRenderer:
         if log is None:
             self._cache[key] = result
         return result
+
+    def _key(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        add_generation_prompt: bool,
+        enable_thinking: bool | None,
+        extra: dict[str, Any],
+    ) -> str:
+        """The memo key of a render: its inputs, less the variables the template never reads (a Jinja template
+        reads its context only through names in its source: one that never names ``tools`` renders the same with
+        any tools, and the analysis asks for such variants). Dropping them keys equal renders alike."""
+        reads = self._reads
+        return json.dumps(
+            [
+                messages,
+                tools if "tools" in reads or self._needs_functions else None,
+                add_generation_prompt if "add_generation_prompt" in reads else None,
+                enable_thinking if "enable_thinking" in reads else None,
+                {name: value for name, value in extra.items() if name in reads},
+            ],
+            sort_keys=True,
+            default=str,
+        )
 
     def _render(
         self,
