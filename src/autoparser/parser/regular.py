@@ -36,7 +36,8 @@ from ..message import ChatMessage, built_message, text_message
 from .leftovers import LeftoverMarkers
 from .markers import core
 from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
-from .regular_calls import WrappedCalls, wrapped_calls
+from .regular_calls import RegularCalls, wrapped_calls
+from .regular_pythonic import pythonic_calls
 from .request import ParseRequest
 
 __all__ = ["RegularReply", "regular_reply", "signal_char"]
@@ -74,7 +75,7 @@ class RegularReply:
     once: tuple[tuple[str, int], ...] = ()
     repeated: tuple[str, ...] = ()
     # The calls a reply may end with (None: a reply with calls goes to the engine).
-    calls: WrappedCalls | None = None
+    calls: RegularCalls | None = None
 
     def read(self, prefill: str, text: str) -> ChatMessage | None:
         """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
@@ -135,7 +136,7 @@ class RegularReply:
         """An answer of plain text then regular calls (:mod:`.regular_calls`), or None."""
         calls = self.calls
         assert calls is not None
-        at = answer.find(calls.opener)
+        at = calls.find(answer)
         if at < 0:
             return None
         content = answer[:at]
@@ -188,5 +189,5 @@ def regular_reply(
         tuple(ch for ch in signals if ch not in end),
         tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
         tuple(ch for ch in signals if end.count(ch) > 1),
-        wrapped_calls(analysis, request),
+        wrapped_calls(analysis, request) or pythonic_calls(analysis, request),
     )
