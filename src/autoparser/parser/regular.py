@@ -13,9 +13,13 @@ the engine reads it as one run of content (or reasoning) and the scan finds noth
 * (where the request extracts reasoning) optional whitespace, the reasoning start marker, reasoning text and the end
   marker, then the answer, neither text holding a signal character (the start marker may be the prompt's);
 * either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer
-  pair, writes an array of them after a section opener, or names the tool in markup (:mod:`.regular_calls`: Hermes,
-  Qwen, Mistral, Granite, DeepSeek V3.1): the answer up to the first opener holds no signal character, and the rest
-  is such calls alone, as strict as the engine reads them without a warning.
+  pair, writes an array of them after a section opener, names the tool in markup or writes bare JSON objects
+  (:mod:`.regular_calls`: Hermes, Qwen, Mistral, Granite, DeepSeek V3.1, Llama 3), or writes a pythonic call list
+  (:mod:`.regular_pythonic`: LFM2): the answer up to the first opener holds no signal character, and the rest is
+  such calls alone, as strict as the engine reads them without a warning.
+
+Where the prompt opens the reasoning block (DeepSeek-R1's ``<think>\n``), the reply is the block's inside and is read
+as it is, without joining the prompt's part to it.
 
 Anything else (``partial`` parses too) goes to the engine. The result is the engine's exactly: ``content`` and
 ``reasoning_content`` are the same stretches trimmed the same way, the calls' names, arguments and ids as written
