@@ -148,31 +148,8 @@ class ChatMessage:
         return message
 
 
-# A message or call the parser builds (every field known) is built as a draft of the same slots, written by plain
-# attribute stores, then made the frozen class by a ``__class__`` assignment (CPython allows it between classes of
-# one layout): on a short reply the frozen dataclass's ``__init__`` (an ``object.__setattr__`` per field) was most of
-# what building it cost, and even the slots' own setters (a call each) half of it. Where the assignment is refused
-# (another interpreter), the slots' setters build it.
-class _MessageDraft:
-    __slots__ = ("content", "reasoning_content", "role", "tool_calls", "warnings")  # (CPython orders slots by name)
-
-
-class _CallDraft:
-    __slots__ = ("arguments", "id", "id_generated", "name", "status")
-
-
-def _drafts_work() -> bool:
-    try:
-        draft: Any = _MessageDraft()
-        draft.__class__ = ChatMessage
-        draft = _CallDraft()
-        draft.__class__ = ToolCall
-    except TypeError:
-        return False
-    return True
-
-
-_DRAFTS = _drafts_work()
+# The slots' own setters: a message or call the parser builds (every field known) is built without the frozen
+# dataclass's ``__setattr__`` calls, one per field, which are most of what building it costs on a short reply.
 _SET_FIELDS = tuple(
     getattr(ChatMessage, name).__set__ for name in ("role", "content", "reasoning_content", "tool_calls", "warnings")
 )
@@ -194,15 +171,6 @@ def built_message(
     role: str = "assistant",
 ) -> ChatMessage:
     """``ChatMessage(role, content, reasoning_content, tool_calls, warnings)``, the same object, built faster."""
-    if _DRAFTS:
-        draft: Any = _MessageDraft()
-        draft.role = role
-        draft.content = content
-        draft.reasoning_content = reasoning_content
-        draft.tool_calls = tool_calls
-        draft.warnings = warnings
-        draft.__class__ = ChatMessage
-        return draft  # type: ignore[no-any-return]
     message = object.__new__(ChatMessage)
     set_role, set_content, set_reasoning, set_calls, set_warnings = _SET_FIELDS
     set_role(message, role)
@@ -217,15 +185,6 @@ def built_call(
     name: str, arguments: str, call_id: str, id_generated: bool, status: CallStatus = CallStatus.COMPLETE
 ) -> ToolCall:
     """``ToolCall(name, arguments, call_id, id_generated, status)``, the same object, built faster."""
-    if _DRAFTS:
-        draft: Any = _CallDraft()
-        draft.name = name
-        draft.arguments = arguments
-        draft.id = call_id
-        draft.id_generated = id_generated
-        draft.status = status
-        draft.__class__ = ToolCall
-        return draft  # type: ignore[no-any-return]
     call = object.__new__(ToolCall)
     set_name, set_arguments, set_id, set_generated, set_status = _SET_CALL_FIELDS
     set_name(call, name)
