@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import autoparser
 from autoparser import errors, peg
 
@@ -81,3 +83,28 @@ def test_merge_deltas_one_chunk_per_feed() -> None:
         assert [c.name for c in got.tool_calls] == ["get", "get_weather"]
         assert (got.reasoning_content, got.content) == ("Plan.", "Checking.")
     assert merge_deltas([]).to_openai() == {}
+
+
+def test_messages_the_parser_builds_are_the_frozen_dataclasses() -> None:
+    """built_message() and built_call() (the slots' own setters, no frozen ``__setattr__``) make the very objects the
+    dataclasses' constructors make: same type, fields, equality, hash, immutability, pickling."""
+    import dataclasses
+    import pickle
+
+    from autoparser import message as m
+
+    call = m.built_call("f", '{"a": 1}', "call_1", True, m.CallStatus.CUT_OFF)
+    warning = m.ParseWarning(3, "w")
+    built = m.built_message("text", "thought", (call,), (warning,))
+    made = m.ChatMessage(
+        "assistant", "text", "thought", (m.ToolCall("f", '{"a": 1}', "call_1", True, m.CallStatus.CUT_OFF),), (warning,)
+    )
+    assert type(built) is m.ChatMessage and type(call) is m.ToolCall
+    assert built == made and hash(built) == hash(made) and repr(built) == repr(made)
+    assert (call.id_generated, call.status) == (True, m.CallStatus.CUT_OFF)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.content = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.name = "g"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(built)) == built
+    assert dataclasses.replace(built, content="other").content == "other"

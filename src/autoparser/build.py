@@ -57,7 +57,8 @@ def build_parser(analysis: TemplateAnalysis, request: ParseRequest) -> Generated
         builder = build_block_parser  # a reply of headed blocks (parser/blocks.py)
     built = builder(analysis, request) if builder is not None else build_generic_parser(analysis, request)
     leftovers = leftover_markers(analysis, request, built.tool_triggers)
-    regular = None if built.markup is None else regular_reply(analysis, request, built.markup, leftovers)
+    layout = built.layout or analysis  # (the layout the parser reads: a format may preset it)
+    regular = None if built.markup is None else regular_reply(layout, request, built.markup, leftovers)
     return dataclasses.replace(built, id_format=analysis.id_format, leftovers=leftovers, regular=regular)
 
 

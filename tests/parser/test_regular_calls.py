@@ -1,13 +1,16 @@
-"""The short path for call replies (parser/regular_calls.py, through parser/regular.py) reads exactly what the engine
-reads, or leaves the reply to it.
+"""The short path for call replies (parser/regular_calls.py and regular_pythonic.py, through parser/regular.py)
+reads exactly what the engine reads, or leaves the reply to it.
 
 On every bundled template whose analysis takes it (the seeded sample outside CI), in the request shapes of
 test_regular_replies.py: the template's own outputs, and calls built from its own markers — one and two calls,
 content or a reasoning block before them, odd whitespace, a duplicate key (at the top and deeper), arguments written
 as a string, NaN, a raw control character, an unknown tool, members in another order or one more, text or the end of
-turn after the calls, markers inside argument strings — are parsed whole and cut around every marker and at a
-seeded tenth of the other positions. Wherever the short path answers, its message equals the engine's field by field
-(generated ids by shape: two parses never share them), warnings included; the plain shapes must take it.
+turn after the calls, markers inside argument strings; bare JSON calls (Llama 3) after special tokens, separated by
+``;`` or ``,``, in an array; pythonic call lists (LFM2) with every kind of literal, escapes, nested values, values
+that are not literals, positional or repeated arguments, other wrappers — are parsed whole and cut around every
+marker and at a seeded tenth of the other positions. Wherever the short path answers, its message equals the
+engine's field by field (generated ids by shape: two parses never share them), warnings included; the plain shapes
+must take it.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from dataclasses import dataclass
 import pytest
 
 from autoparser import ChatTemplate
-from autoparser.analysis.model import ToolFormatMode
+from autoparser.analysis.model import TemplateAnalysis, ToolFormatMode
+from autoparser.parser.assemble import GeneratedParser
 from autoparser.parser.markers import core
+from autoparser.parser.regular_pythonic import PythonicCalls
 from autoparser.reading.streaming import parse_output
 
 from ..support.outputs import outputs, request_tools
@@ -40,13 +45,16 @@ class _Shape:
     end: str
     section_end: str = ""
     name_suffix: str = ""  # calls that name their tool in markup: what follows the name
+    bare: bool = False  # JSON calls without markers (Llama 3)
+    listed: bool = False  # ... in an array
+    args_key: str = "arguments"  # the template's key for the arguments
 
     def calls(self, *objects: str, between: str = "") -> str:
         """Calls written as objects ``{"name": ..., "arguments": ...}`` (in markup, where the template names the
         tool there: objects that are not such JSON are written as they are, in place of the name and arguments)."""
         if self.name_suffix:
             return f"{self.section}{between.join(self._named(o) for o in objects)}{self.section_end}"
-        if self.section:
+        if self.section or self.listed:
             return f"{self.section}[{(',' + between).join(objects)}]"
         return between.join(f"{self.opener}{o}{self.closer}" for o in objects)
 
@@ -64,11 +72,13 @@ class _Shape:
         return [m for m in (*found, self.start, self.end) if m]
 
 
-def _shape(template: str) -> _Shape:
-    analysis = ChatTemplate.load(template).analysis
+def _shape(template: str, analysis: TemplateAnalysis | None = None) -> _Shape:
+    """How ``template`` writes calls (``analysis``: the layout its parser reads, where a format presets it)."""
+    analysis = analysis or ChatTemplate.load(template).analysis
     fmt = analysis.tools.format
     reasoning = analysis.reasoning
     named = fmt.mode is ToolFormatMode.TAG_WITH_JSON
+    bare = fmt.mode is ToolFormatMode.JSON_NATIVE and not (fmt.per_call_start.strip() or fmt.section_start.strip())
     return _Shape(
         fmt.per_call_start,
         fmt.per_call_end,
@@ -77,6 +87,9 @@ def _shape(template: str) -> _Shape:
         core(reasoning.end),
         core(fmt.section_end) if named else "",
         core(analysis.tools.function.name_suffix) if named else "",
+        bare,
+        bare and fmt.tools_array_wrapped,
+        fmt.args_field or "arguments",
     )
 
 
@@ -87,7 +100,7 @@ def _calls(template: str) -> list[str]:
     tools = request_tools(template) or []
     name = tools[0]["function"]["name"]
     args = json.dumps(ARGS)
-    obj = f'{{"name": "{name}", "arguments": {args}}}'
+    obj = f'{{"name": "{name}", "{shape.args_key}": {args}}}'
     odd = [
         f'{{"name":"{name}","arguments":{{}}}}',
         f' \r\n{{ "name" : "{name}" ,\n "arguments" :\t{{ "a" : [ 1 , 2 ] }} }} \n ',
@@ -144,6 +157,8 @@ def _calls(template: str) -> list[str]:
             f"{shape.section}{one}{shape.section_end}{shape.section}{one}{shape.section_end}",
             f"{one}{shape.section_end}",
         ]
+    elif shape.bare:
+        replies += _bare_calls(shape, obj, name)
     elif shape.section:
         replies += [f"{shape.section} [ {obj} , {obj} ] ", f"{shape.section}\n[\n{obj}\n]", f"{shape.section}[]"]
         replies += [f"{shape.section}{obj}", f"{shape.section}[{obj}]]", f"{shape.section}[{obj},]"]
@@ -163,6 +178,174 @@ def _calls(template: str) -> list[str]:
     return list(dict.fromkeys([*texts, *replies]))
 
 
+def _bare_calls(shape: _Shape, obj: str, name: str) -> list[str]:
+    """Bare JSON calls as Llama 3 models write them, and what must stay the engine's: special tokens before them,
+    separators, an array where the template writes objects (or objects where it writes an array), text around."""
+    token, one = "<|python_tag|>", shape.calls(obj)
+    key = shape.args_key
+    return [
+        f"{token}{one}",
+        f"{token}\n{one}\n",
+        f"{token}{token}{one}",
+        f"<|eot_id|>{one}",
+        f"<||>{one}",
+        f"<|Python_tag|>{one}",
+        f"{token}\x0b{one}",
+        f"{token}",
+        f"{PLAIN_CONTENT} {token}{one}",
+        f"{PLAIN_CONTENT}{one}",
+        f"{one};",
+        f"{one},",
+        f"{one} ; {one}",
+        f"{one};{token}{one}",
+        f"{one} , {token} {one}",
+        f"{one} ;; {one}",
+        f"{one}\n\n{one}\n",
+        f"{one}\x0b{one}",
+        f"{one}{{}}",
+        f"{one}[]",
+        f"{one}<|eom_id|>",
+        f"{one}<|eot_id|>",
+        f"[{obj}]",
+        f"[{obj}, {obj}]",
+        f"{token}[{obj}]",
+        f"[ {obj} ]\n[{obj}]",
+        f"[{obj}",
+        f"{obj}]",
+        f"{obj} {obj}",
+        f'{{"name": "{name}"}}',
+        f'{{"tool_name": "{name}", "{key}": {{}}}}',
+        f'{{"name": "{name}", "{key}": {{"a": {{"b": [1, {{"c": "}}]\\"\\u00e9"}}]}}}}}}',
+        f'{{"name": "{name}", "{key}": {{}}, "{key}": {{}}}}',
+        f'{{"name": "{name}", "arguments": {{}}, "parameters": {{}}}}',
+        f'{{"type": "function", "function": {{"name": "{name}", "{key}": {{}}}}}}',
+        f'{{"name": "{name}", "{key}": {{}}}} {{"a": 1}}',
+        f'{{"a": 1}} {one}',
+        f"{PLAIN_CONTENT} {name} {one}",
+        f'{PLAIN_CONTENT} "{name}" {one}',
+        f"{PLAIN_CONTENT} {name}(x) {one}",
+    ]
+
+
+def _pythonic_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
+    """Pythonic call lists (LFM2) in their markers, bare, plain and varied; reasoning blocks before them."""
+    reasoning = analysis.reasoning
+    start, end = core(reasoning.start), core(reasoning.end)
+    learned = (core(analysis.tools.format.section_start), core(analysis.tools.format.section_end))
+    opener, closer = learned if learned[0] else ("<|tool_call_start|>", "<|tool_call_end|>")
+    name = (request_tools(template) or [])[0]["function"]["name"]
+    full = (
+        f"{name}(city='Paris', days=3, temp=-1.5e1, metric=True, note=None, tags=['a', \"b\", 0], "
+        f"options={{'k': [1, {{\"n\": null, 'm': false}}], 'e': {{}}}}, remark=\"it's \\\"ok\\\"\", unit='C')"
+    )
+    simple = f'{name}(city="Paris")'
+
+    def listed(*calls: str, between: str = ", ") -> str:
+        return f"{opener}[{between.join(calls)}]{closer}"
+
+    def args(text: str) -> str:
+        return listed(f"{name}({text})")
+
+    plain = listed(full)
+    replies = [
+        plain,
+        listed(full, simple),
+        listed(simple, simple, between=",\n"),
+        f"{PLAIN_CONTENT}{plain}",
+        f"{PLAIN_CONTENT}\n{plain}\n",
+        f"[{full}]",
+        f"{PLAIN_CONTENT} [{simple}, {simple}] ",
+        f"{opener}[{simple}]",
+        f"  {opener} [ {simple} ,\t{simple} ] {closer} \n",
+        f"{opener}\n[\n{simple}\n]\n{closer}",
+        listed(f"{name}()"),
+        listed(f"{name}( )", "ping()"),
+        listed("get(city='x')"),
+        f"{opener}[]{closer}",
+        listed("no_such_tool(a=1)"),
+        listed(f"{name}x(a=1)"),
+        listed(f"{name}(city='Paris'), "),
+        f"{opener}[{simple}; {simple}]{closer}",
+        f"{opener}[{simple} {simple}]{closer}",
+        f"{opener}[{simple}]]{closer}",
+        f"{opener}{simple}{closer}",
+        f"{opener}```python\n[{simple}]\n```{closer}",
+        f'{opener}[{{"name": "{name}", "arguments": {{}}}}]{closer}',
+        f"{opener}\x0b[{simple}]{closer}",
+        f"{opener}[{simple}]{closer}\x0c",
+        f"{opener}[{simple}]{closer}<|im_end|>",
+        f"{opener}[{simple}]{closer} and more",
+        f"{opener}[{simple}]{closer}{opener}[{simple}]{closer}",
+        f"{opener}[{simple}]</function_calls>",
+        f"[{simple}]{closer}",
+        f"<|python_start|>[{simple}]<|python_end|>",
+        f"<function_calls>\n[{simple}]\n</function_calls>",
+        f"{PLAIN_CONTENT} {name}(city='x') {plain}",
+        f"{PLAIN_CONTENT} [1] {plain}",
+        f"{PLAIN_CONTENT} {name} {plain}",
+    ]
+    for text in (
+        "city='Paris',",
+        "city='Paris' days=3",
+        "city='Paris'days=3",
+        "'Paris'",
+        "city='Paris', city='Rome'",
+        "city=Paris",
+        "city='Paris' + 'x'",
+        'city="Q3 "sync" review"',
+        "city='a\\nb\\x41\\u00e9\\N{BULLET}\\N{nope}\\q\\'\\ud83d\\ude00'",
+        "city='a\nb\tc'",
+        "city='\\'",
+        "days=01",
+        "days=1.",
+        "days=.5",
+        "days=1_000",
+        "days=0x1F",
+        "days=-0",
+        "days=1e400",
+        "metric=Truex",
+        "metric=TRUE",
+        "options={'a': 1, 'a': 2}",
+        "options={'a': {'b': 1, 'b': 2}}",
+        "options={1: 2}",
+        "tags=[1, 2,]",
+        "tags=(1, 2)",
+        "tags=[1, (2)]",
+        "tags=[[[[]]]]",
+        "tags=[1 2]",
+        "options={'k': 'v'",
+        "city = 'Paris' , days = 3",
+        "city\n=\n'Paris'",
+        "\x0bcity='Paris'",
+        "_x1=None, X=true",
+        "é=1",
+    ):
+        replies.append(args(text))
+    if end:
+        for head in (start, ""):
+            replies += [
+                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{plain}",
+                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{plain}",
+                f"{head}{PLAIN_REASONING}{end}{plain}",
+                f"{head}{end}{plain}",
+                f"{head}\n{PLAIN_REASONING} {plain}\n{end}\n\n{plain}",
+            ]
+    texts = [o.text for o in outputs(template) if o.calls]
+    return list(dict.fromkeys([*texts, *replies]))
+
+
+def _replies(template: str, generated: GeneratedParser) -> tuple[list[str], list[str]]:
+    """The call replies to compare on, and the places to cut them near."""
+    calls = generated.regular.calls if generated.regular is not None else None
+    if isinstance(calls, PythonicCalls):
+        assert generated.layout is not None
+        shape = _shape(template, generated.layout)
+        near = [*shape.markers, *calls.openers, "]", "(", ")", "=", ",", "'", '"', "\\"]
+        return _pythonic_calls(template, generated.layout), near
+    shape = _shape(template)
+    return _calls(template), [*shape.markers, "{", "}", "[", "]", '"', "<|", ";", ","]
+
+
 @pytest.mark.parametrize("template", sampled())
 def test_the_short_path_reads_calls_as_the_engine_does(template: str) -> None:
     answered = taken = 0
@@ -173,8 +356,8 @@ def test_the_short_path_reads_calls_as_the_engine_does(template: str) -> None:
             continue
         taken += 1
         engine = _engine(generated)
-        near = [*_shape(template).markers, "{", "}", "[", "]", '"']
-        for text in _calls(template):
+        texts, near = _replies(template, generated)
+        for text in texts:
             for cut in _cuts(text, near):
                 piece = text[:cut]
                 fast = regular.read(generated.prefill, piece)
@@ -188,6 +371,9 @@ def test_the_short_path_reads_calls_as_the_engine_does(template: str) -> None:
 
 
 PLAIN_CALLS = {
+    "meta-llama-Llama-3.1-8B-Instruct": {},
+    "meta-llama-Llama-3.2-3B-Instruct": {},
+    "meta-llama-Llama-3.3-70B-Instruct": {},
     "Qwen-Qwen2.5-7B-Instruct": {},
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": {},
     "Qwen-Qwen3-0.6B": {"enable_thinking": True},
@@ -207,8 +393,11 @@ def test_the_plain_call_shapes_take_the_short_path(template: str) -> None:
     assert generated.regular is not None and generated.regular.calls is not None
     shape = _shape(template)
     name = (tools or [])[0]["function"]["name"]
-    obj = f'{{"name": "{name}", "arguments": {json.dumps(ARGS)}}}'
+    obj = f'{{"name": "{name}", "{shape.args_key}": {json.dumps(ARGS)}}}'
     replies = {1: [shape.calls(obj), f"{PLAIN_CONTENT}\n{shape.calls(obj)}"], 2: [shape.calls(obj, obj, between="\n")]}
+    if shape.bare:  # (Llama 3: after its special token; several calls separated by `;`)
+        replies[1].append(f"<|python_tag|>{shape.calls(obj)}")
+        replies[2].append(shape.calls(obj, obj, between="; "))
     if params.enable_thinking and shape.end:
         head = "" if generated.prefill else shape.start
         replies[1].append(f"{head}\n{PLAIN_REASONING}\n{shape.end}\n\n{PLAIN_CONTENT}\n{shape.calls(obj)}")
@@ -220,7 +409,35 @@ def test_the_plain_call_shapes_take_the_short_path(template: str) -> None:
             assert _fields(message) == _fields(parse_output(_engine(generated), reply))
 
 
-@pytest.mark.parametrize("template", ["meta-llama-Llama-3.1-8B-Instruct", "Qwen3-Coder", "LFM2.5-Instruct"])
+@pytest.mark.parametrize("template", ["LFM2-8B-A1B", "LFM2.5-Instruct", "hfjs-LiquidAI-LFM2.5-VL-450M"])
+def test_the_plain_pythonic_lists_take_the_short_path(template: str) -> None:
+    """LFM2's call lists, in its markers or bare, one call or two, content or reasoning before them: read without the
+    engine, to the arguments JSON the engine writes."""
+    tools = request_tools(template)
+    params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=tools)
+    generated = params._generated
+    regular = generated.regular
+    assert regular is not None and isinstance(regular.calls, PythonicCalls)
+    call = "get_weather(city='Paris', days=3, metric=False, note=None, tags=['a', \"b\"], options={'k': [1.5]})"
+    expected = {"city": "Paris", "days": 3, "metric": False, "note": None, "tags": ["a", "b"], "options": {"k": [1.5]}}
+    replies = {
+        1: [
+            f"<|tool_call_start|>[{call}]<|tool_call_end|>",
+            f"[{call}]",
+            f"{PLAIN_CONTENT}<|tool_call_start|>[{call}]<|tool_call_end|>",
+            f"<think>\n{PLAIN_REASONING}\n</think>\n\n{PLAIN_CONTENT}\n<|tool_call_start|>[{call}]<|tool_call_end|>",
+        ],
+        2: [f"<|tool_call_start|>[{call}, {call}]<|tool_call_end|>"],
+    }
+    for count, texts in replies.items():
+        for reply in texts:
+            message = regular.read(generated.prefill, reply)
+            assert message is not None, reply
+            assert [json.loads(c.arguments) for c in message.tool_calls] == [expected] * count
+            assert _fields(message) == _fields(parse_output(_engine(generated), reply))
+
+
+@pytest.mark.parametrize("template", ["Qwen3-Coder", "openbmb-MiniCPM3-4B", "google-ai-edge-LiteRT-LM-Gemma3n"])
 def test_other_call_shapes_keep_the_engine(template: str) -> None:
     params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=request_tools(template))
     regular = params._generated.regular

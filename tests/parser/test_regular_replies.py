@@ -174,3 +174,18 @@ def test_dedicated_formats_and_schemas_keep_the_engine() -> None:
         [{"role": "user", "content": "hi"}], json_schema=schema
     )
     assert params._generated.regular is None
+
+
+def test_a_block_the_prompt_opens_is_read_without_joining_the_prompt() -> None:
+    """DeepSeek-R1's prompt ends with `<think>\\n`: the reply is the block's inside, read as it is (the prefill is
+    not joined to it), as the engine reads the two joined; a prompt that opens and closes the block opens nothing."""
+    tmpl = ChatTemplate.load("llama-cpp-deepseek-r1")
+    generated = tmpl.apply([{"role": "user", "content": "hi"}])._generated
+    regular = generated.regular
+    assert regular is not None and generated.prefill and regular.opened == generated.prefill
+    for reply in (f"{PLAIN_REASONING}\n</think>\n\n{PLAIN_CONTENT}", f"\n\n{PLAIN_REASONING}</think>", "</think>ok"):
+        message = regular.read(generated.prefill, reply)
+        assert message is not None, reply
+        assert _fields(message) == _fields(parse_output(_engine(generated), reply))
+    closed = ChatTemplate.load("Qwen-Qwen3-0.6B").apply([{"role": "user", "content": "hi"}], enable_thinking=False)
+    assert closed._generated.regular is not None and closed._generated.regular.opened is None

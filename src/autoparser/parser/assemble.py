@@ -68,6 +68,9 @@ class GeneratedParser:
     # short path for the replies that hold none of them (parser/regular.py; set by build.py with the leftovers).
     markup: tuple[str, ...] | None = None
     regular: RegularReply | None = None
+    # The analysis the generic parser was built from (a dedicated format may preset parts of the template's: LFM2's
+    # pythonic calls); the short path reads the same layout. None: the template's own.
+    layout: TemplateAnalysis | None = None
 
 
 def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> GeneratedParser:
@@ -199,6 +202,7 @@ def build_generic_parser(analysis: TemplateAnalysis, request: ParseRequest) -> G
         _id_position(analysis) if use_tools else "none",
         _converter(analysis, pythonic) if use_tools else None,
         markup=tuple(sorted(m for m in markup if m)),
+        layout=analysis,
     )
 
 

@@ -13,9 +13,13 @@ the engine reads it as one run of content (or reasoning) and the scan finds noth
 * (where the request extracts reasoning) optional whitespace, the reasoning start marker, reasoning text and the end
   marker, then the answer, neither text holding a signal character (the start marker may be the prompt's);
 * either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer
-  pair, writes an array of them after a section opener, or names the tool in markup (:mod:`.regular_calls`: Hermes,
-  Qwen, Mistral, Granite, DeepSeek V3.1): the answer up to the first opener holds no signal character, and the rest
-  is such calls alone, as strict as the engine reads them without a warning.
+  pair, writes an array of them after a section opener, names the tool in markup or writes bare JSON objects
+  (:mod:`.regular_calls`: Hermes, Qwen, Mistral, Granite, DeepSeek V3.1, Llama 3), or writes a pythonic call list
+  (:mod:`.regular_pythonic`: LFM2): the answer up to the first opener holds no signal character, and the rest is
+  such calls alone, as strict as the engine reads them without a warning.
+
+Where the prompt opens the reasoning block (DeepSeek-R1's ``<think>\n``), the reply is the block's inside and is read
+as it is, without joining the prompt's part to it.
 
 Anything else (``partial`` parses too) goes to the engine. The result is the engine's exactly: ``content`` and
 ``reasoning_content`` are the same stretches trimmed the same way, the calls' names, arguments and ids as written
@@ -32,11 +36,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..analysis.model import TemplateAnalysis
-from ..message import ChatMessage, built_message, text_message
+from ..message import ChatMessage, built_message
 from .leftovers import LeftoverMarkers
 from .markers import core
 from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
-from .regular_calls import WrappedCalls, wrapped_calls
+from .regular_calls import RegularCalls, wrapped_calls
+from .regular_pythonic import pythonic_calls
 from .request import ParseRequest
 
 __all__ = ["RegularReply", "regular_reply", "signal_char"]
@@ -69,73 +74,77 @@ class RegularReply:
     start: str = ""
     end: str = ""
     names: tuple[str, ...] = ()
-    # The signal characters as the end marker holds them: not at all; once (at that offset in it); more often.
+    # The signal characters the end marker does not hold (ASCII ones; the others, which an ASCII text cannot hold),
+    # and those it holds (looked for on either side of it).
     outside: tuple[str, ...] = ()
-    once: tuple[tuple[str, int], ...] = ()
-    repeated: tuple[str, ...] = ()
+    outside_wide: tuple[str, ...] = ()
+    inside: tuple[str, ...] = ()
     # The calls a reply may end with (None: a reply with calls goes to the engine).
-    calls: WrappedCalls | None = None
+    calls: RegularCalls | None = None
+    # The prefill that opens the reasoning block (its start marker, then whitespace: DeepSeek-R1's `<think>\n`), if
+    # the prompt opens it: the output is then the block's inside, read as it is, without joining the two.
+    opened: str | None = None
 
     def read(self, prefill: str, text: str) -> ChatMessage | None:
         """The message the engine would read from ``prefill + text``, or None where the reply is not regular."""
-        if not prefill:
+        start = self.start
+        if prefill:
+            if prefill == self.opened:
+                rest = text  # (what the joined text holds after the start marker, but for whitespace the block trims)
+            else:
+                body = (prefill + text).lstrip(_SPACE)
+                if not start or not body.startswith(start):
+                    return None
+                rest = body[len(start) :]
+        elif start and text.startswith(start):
+            rest = text[len(start) :]  # (an answer or calls would start with a signal character)
+        else:
             for char in self.signals:
                 if char in text:
                     break
             else:
                 if not self.names or self._no_names(text):
-                    return text_message(text.strip(WHITESPACE))
+                    return built_message(text.strip(WHITESPACE))
             if self.calls is not None:
                 message = self._with_calls(text, "", WHITESPACE)
                 if message is not None:
                     return message
-        end = self.end
+            body = text.lstrip(_SPACE)
+            if not start or not body.startswith(start):
+                return None
+            rest = body[len(start) :]
+        reasoning, end, answer = rest.partition(self.end)  # (the first end marker: where the reasoning stops)
         if not end:
             return None
-        body = (prefill + text if prefill else text).lstrip(_SPACE)
-        start = self.start
-        if not body.startswith(start):
-            return None
-        rest = body[len(start) :]
-        at = rest.find(end)  # (the first end marker: where the engine's reasoning text stops)
-        if at < 0:
-            return None
-        if self._plain_after(rest, at):
-            reasoning, answer = rest[:at], rest[at + len(end) :]
-            if not self.names or self._no_names(answer):
-                return text_message(
-                    answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE)
-                )
+        if self._plain_after(rest, reasoning, answer) and (not self.names or self._no_names(answer)):
+            return built_message(answer.lstrip(_SPACE).rstrip(WHITESPACE), reasoning.lstrip(_SPACE).rstrip(WHITESPACE))
         if self.calls is None:
             return None
-        reasoning = rest[:at]
         for char in self.signals:
             if char in reasoning:
                 return None
-        return self._with_calls(rest[at + len(end) :], reasoning.lstrip(_SPACE).rstrip(WHITESPACE), _SPACE)
+        return self._with_calls(answer, reasoning.lstrip(_SPACE).rstrip(WHITESPACE), _SPACE)
 
-    def _plain_after(self, rest: str, at: int) -> bool:
-        """Whether ``rest`` holds no signal character but those of the end marker at ``at`` ("in", find and
-        rfind: memchr scans, no slicing)."""
+    def _plain_after(self, rest: str, reasoning: str, answer: str) -> bool:
+        """Whether ``rest`` (``reasoning``, the end marker, ``answer``) holds no signal character but the end
+        marker's ("in": memchr scans)."""
         for char in self.outside:
             if char in rest:
                 return False
-        end = self.end
-        for char, offset in self.once:
-            if rest.find(char) != at + offset or rest.rfind(char) != at + offset:
-                return False
-        if self.repeated:
-            reasoning, answer = rest[:at], rest[at + len(end) :]
-            for char in self.repeated:
-                if char in reasoning or char in answer:
+        if not rest.isascii():
+            for char in self.outside_wide:
+                if char in rest:
                     return False
+        for char in self.inside:  # noqa: SIM110 (a generator would cost more than the scans on a short reply)
+            if char in reasoning or char in answer:
+                return False
         return True
 
     def _with_calls(self, answer: str, reasoning: str, lead: str) -> ChatMessage | None:
         """An answer of plain text then regular calls (:mod:`.regular_calls`), or None."""
         calls = self.calls
         assert calls is not None
-        at = answer.find(calls.opener)
+        at = calls.find(answer)
         if at < 0:
             return None
         content = answer[:at]
@@ -180,13 +189,16 @@ def regular_reply(
     tail = prefill(request.generation_prompt, reasoning)
     if not (start and end and extracts_reasoning(reasoning, request)) or (tail and not tail.startswith(start)):
         start = end = ""
+    lead = tail.lstrip(_SPACE)
+    opened = tail if end and lead.startswith(start) and not lead[len(start) :].strip(_SPACE) else None
     return RegularReply(
         signals,
         start,
         end,
         names,
-        tuple(ch for ch in signals if ch not in end),
-        tuple((ch, end.index(ch)) for ch in signals if end.count(ch) == 1),
-        tuple(ch for ch in signals if end.count(ch) > 1),
-        wrapped_calls(analysis, request),
+        tuple(ch for ch in signals if ch not in end and ch.isascii()),
+        tuple(ch for ch in signals if ch not in end and not ch.isascii()),
+        tuple(ch for ch in signals if ch in end),
+        wrapped_calls(analysis, request) or pythonic_calls(analysis, request),
+        opened,
     )

@@ -23,15 +23,31 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from ..message import ToolCall, built_call, new_call_id
+from .calls.tools_json import ARGUMENT_KEYS
 from .markers import core, is_word_marker
 from .request import ParseRequest
 
-__all__ = ["WrappedCalls", "wrapped_calls"]
+__all__ = ["RegularCalls", "WrappedCalls", "wrapped_calls"]
 
 _WS = "[ \t\r\n]*"  # JSON's whitespace (what ``json`` skips, and no more)
+# A special token before bare calls (Llama 3's `<|python_tag|>`): what the engine reads there (tools_json.SPECIAL_TOKEN)
+_TOKEN = rf"(?:<\|[a-z_]+\|>{_WS})?"
+
+
+class RegularCalls(Protocol):
+    """What :class:`.regular.RegularReply` asks of the calls a reply may end with."""
+
+    def find(self, text: str) -> int:
+        """Where the calls would start in ``text`` (-1: nowhere): the answer before it must be plain."""
+        ...
+
+    def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
+        """The calls of ``text[at:]``, or None where it is not such calls alone (the engine's to read)."""
+        ...
 
 
 def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -53,16 +69,26 @@ _STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constan
 class WrappedCalls:
     """Call objects ``{"name_key": "NAME", "args_key": {...}}`` (then ``"id_key": "ID"`` where the template writes
     one) to ``names`` (the declared tools), JSON whitespace where JSON and the engine allow it: each in an
-    opener/closer pair, one after another with whitespace between (``close`` None), or a JSON array after a section
-    opener (``close``: the array's end)."""
+    opener/closer pair, one after another with whitespace between (``close`` None), a JSON array after a section
+    opener (``close``: the array's end), or bare objects or a bare array (``openers``: their bracket, and the
+    special token a model may write before them)."""
 
-    opener: str  # where the calls start
+    openers: tuple[str, ...]  # where the calls may start (the first found)
     first: re.Pattern[str]  # from the opener to the first call's arguments; group 1: the name
     then: re.Pattern[str]  # from the end of a call to the next one's arguments; group 1: the name
     tail: re.Pattern[str]  # from the end of the arguments to the end of the call; group 1: the id, if written
     close: re.Pattern[str] | None  # the end of an array of calls (None: the text ends after a call)
     names: frozenset[str]
     id_format: str = "openai"
+
+    def find(self, text: str) -> int:
+        """Where the first opener is in ``text`` (-1: none)."""
+        found = -1
+        for opener in self.openers:
+            at = text.find(opener)
+            if at >= 0 and (found < 0 or at < found):
+                found = at
+        return found
 
     def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
         """The calls of ``text[at:]`` (which starts with the opener), or None where it is not such calls alone."""
@@ -96,8 +122,8 @@ class WrappedCalls:
 
 
 def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedCalls | None:
-    """The regular calls of a template whose calls are JSON objects each in an opener/closer pair, or a JSON array
-    after a section opener (None otherwise)."""
+    """The regular calls of a template whose calls are JSON objects each in an opener/closer pair, a JSON array after
+    a section opener, or bare objects or a bare array (None otherwise)."""
     fmt = analysis.tools.format
     if fmt.mode is ToolFormatMode.TAG_WITH_JSON:
         return _named_calls(analysis, request)
@@ -115,21 +141,36 @@ def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedC
         and fmt.parameter_order[2:] in ((), (fmt.id_field,))
     ):
         return None
-    name, args = (json.dumps(key) for key in (fmt.name_field, fmt.args_field))
-    members = rf'\{{{_WS}{re.escape(name)}{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}{re.escape(args)}{_WS}:{_WS}'
+    # (the arguments under the template's key or the ecosystem's others, all read alike: tools_json.ARGUMENT_KEYS)
+    keys = "|".join(re.escape(json.dumps(key)) for key in dict.fromkeys((fmt.args_field, *ARGUMENT_KEYS)))
+    name = re.escape(json.dumps(fmt.name_field))
+    members = rf'\{{{_WS}{name}{_WS}:{_WS}"([^"\\\x00-\x1f]*)"{_WS},{_WS}(?:{keys}){_WS}:{_WS}'
     end = rf"{_WS}\}}"
     if fmt.parameter_order[2:]:
         end = rf'{_WS}(?:,{_WS}{re.escape(json.dumps(fmt.id_field))}{_WS}:{_WS}"([A-Za-z0-9]+)")?{end}'
+    names = _names(request)
     if opener and closer and not section and not fmt.tools_array_wrapped and not fmt.implied_end:
         first = re.compile(rf"{re.escape(opener)}{_WS}{members}")
         tail = re.compile(rf"{end}{_WS}{re.escape(closer)}{_WS}")
-        return WrappedCalls(opener, first, first, tail, None, _names(request), analysis.id_format)
+        return WrappedCalls((opener,), first, first, tail, None, names, analysis.id_format)
     if section and not opener and not closer and fmt.tools_array_wrapped and not is_word_marker(section):
         # (a plain word, FireFunction's `functools`, marks calls only at a word's start: the engine's to read)
         first = re.compile(rf"{re.escape(section)}{_WS}\[{_WS}{members}")
         then = re.compile(rf"{_WS},{_WS}{members}")
         close = re.compile(rf"{_WS}\]{_WS}")
-        return WrappedCalls(section, first, then, re.compile(end), close, _names(request), analysis.id_format)
+        return WrappedCalls((section,), first, then, re.compile(end), close, names, analysis.id_format)
+    if not (section or opener or closer or fmt.implied_end):
+        # No markers (Llama 3.x): bare objects one after another, `,` or `;` between them as the engine allows, or
+        # a bare array where the template writes one; a special token (`<|python_tag|>`) may open each object or
+        # the array. Only whitespace may follow them.
+        if fmt.tools_array_wrapped:
+            first = re.compile(rf"{_TOKEN}\[{_WS}{members}")
+            then = re.compile(rf"{_WS},{_WS}{members}")
+            close = re.compile(rf"{_WS}\]{_WS}")
+            return WrappedCalls(("[", "<|"), first, then, re.compile(end), close, names, analysis.id_format)
+        first = re.compile(rf"{_TOKEN}{members}")
+        then = re.compile(rf"{_WS}(?:[,;]{_WS})?{_TOKEN}{members}")
+        return WrappedCalls(("{", "<|"), first, then, re.compile(end), re.compile(_WS), names, analysis.id_format)
     return None
 
 
@@ -161,7 +202,7 @@ def _named_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedCa
         return None
     call = rf"{re.escape(opener)}([\w.-]+){re.escape(suffix)}"
     return WrappedCalls(
-        section,
+        (section,),
         re.compile(re.escape(section) + call),
         re.compile(_WS + call),
         re.compile(re.escape(closer)),
