@@ -171,7 +171,7 @@ class _StreamedReply(_Reply):
             # What one read of the upstream brought is parsed and sent at once: one write per read (the direct
             # reader's reads take all the connection holds: a burst is one read)
             async for batch in pieces.batches():
-                text = "".join(piece.text for piece in batch)
+                text = batch[0].text if len(batch) == 1 else "".join([piece.text for piece in batch])
                 if text:
                     await send_bytes(encoder.events(events.feed(parser.feed(text))))
                 for piece in batch:
