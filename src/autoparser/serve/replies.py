@@ -53,9 +53,11 @@ class _Disconnected(Exception):
     """The client went away while the reply was being made."""
 
 
-async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]], *, own_task: bool = False) -> T:
     """``await work()``, cancelled (raising :class:`_Disconnected`) when the client disconnects meanwhile; what
-    ``work`` raises is raised as it is."""
+    ``work`` raises is raised as it is. ``own_task``: ``work`` runs in a task of its own, whose stack is a few
+    frames deep instead of under every layer of ASGI middleware and routing: a streamed reply's task is resumed
+    once per token, and each resumption passes through every frame of its stack."""
     outcome: list[T] = []
     failure: list[BaseException] = []
     async with anyio.create_task_group() as group:
@@ -65,13 +67,19 @@ async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) 
                 pass
             group.cancel_scope.cancel()
 
+        async def run() -> None:
+            try:
+                outcome.append(await work())
+            except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
+                failure.append(err)
+            finally:
+                group.cancel_scope.cancel()
+
         group.start_soon(watch)
-        try:
-            outcome.append(await work())
-        except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
-            failure.append(err)
-        finally:
-            group.cancel_scope.cancel()
+        if own_task:
+            group.start_soon(run)
+        else:
+            await run()
     if failure:
         raise failure[0]
     if not outcome:
@@ -135,7 +143,7 @@ class _StreamedReply(_Reply):
             return
         self.seen = observation(scope)
         try:
-            await _until_disconnect(receive, lambda: self._relay(pieces, send))
+            await _until_disconnect(receive, lambda: self._relay(pieces, send), own_task=True)
         except _Disconnected:
             _log.info("client disconnected: upstream request cancelled")
         finally:
