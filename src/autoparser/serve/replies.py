@@ -23,6 +23,7 @@ from .chunks import Usage
 from .config import Server, ServerInfo
 from .encoding import Encoder
 from .events import ReplyEvents
+from .http.access import body_sender
 from .http.body import parse_json, read_body
 from .ops.metrics import observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar
@@ -143,20 +144,15 @@ class _StreamedReply(_Reply):
             return
         self.seen = observation(scope)
         try:
-            await _until_disconnect(receive, lambda: self._relay(pieces, send), own_task=True)
+            await _until_disconnect(receive, lambda: self._relay(pieces, send, scope), own_task=True)
         except _Disconnected:
             _log.info("client disconnected: upstream request cancelled")
         finally:
             with anyio.CancelScope(shield=True):
                 await pieces.aclose()
 
-    async def _relay(self, pieces: PieceStream, send: Send) -> None:
+    async def _relay(self, pieces: PieceStream, send: Send, scope: Scope) -> None:
         encoder = self.wire.encoder
-
-        async def send_bytes(body: bytes) -> None:
-            if body:
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-
         await send(
             {
                 "type": "http.response.start",
@@ -168,6 +164,12 @@ class _StreamedReply(_Reply):
                 ],
             }
         )
+        write = body_sender(scope, send)  # the response has started
+
+        async def send_bytes(body: bytes) -> None:
+            if body:
+                await write({"type": "http.response.body", "body": body, "more_body": True})
+
         await send_bytes(encoder.start())
         parser = self.params.stream()
         events = ReplyEvents()
@@ -181,7 +183,9 @@ class _StreamedReply(_Reply):
             async for batch in pieces.batches():
                 text = batch[0].text if len(batch) == 1 else "".join([piece.text for piece in batch])
                 if text:
-                    await send_bytes(encoder.events(events.feed(parser.feed(text))))
+                    body = encoder.events(events.feed(parser.feed(text)))
+                    if body:
+                        await write({"type": "http.response.body", "body": body, "more_body": True})
                 for piece in batch:
                     finish = piece.finish or finish
                     usage = piece.usage or usage
@@ -196,7 +200,7 @@ class _StreamedReply(_Reply):
             _log.warning("%s", failure.message)
             self.seen.error("upstream_error")
         await send_bytes(encoder.end(last, failure))
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await write({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 # What reads a request body (parsed JSON, within the limits) into a ChatRequest: the chat endpoint's
