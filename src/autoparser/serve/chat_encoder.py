@@ -41,10 +41,11 @@ class ChatEncoder:
 
     def events(self, events: Sequence[Event]) -> bytes:
         if len(events) == 1:  # a token at an engine's pace: one piece of text
-            kind = type(events[0])
-            if kind is TextDelta or kind is ReasoningText:
-                name = "content" if kind is TextDelta else "reasoning_content"
-                return self.reply.delta_event({name: events[0].text}, self.include_usage)  # type: ignore[union-attr]
+            event = events[0]
+            if type(event) is TextDelta:
+                return self.reply.delta_event({"content": event.text}, self.include_usage)
+            if type(event) is ReasoningText:
+                return self.reply.delta_event({"reasoning_content": event.text}, self.include_usage)
         delta = _delta(events)
         return self.reply.delta_event(delta, self.include_usage) if delta else b""
 
