@@ -14,6 +14,9 @@ With ``--pace MS`` the double waits MS ms before each token, as an engine does, 
 CPU time per token (read from /proc: Linux) with 1 and 8 concurrent streams, beside a bare relay's (:data:`FLOOR`):
 what any process that reads and writes once per token costs on the machine.
 
+At full speed it also reports what one worker process would serve with a core of its own (one second over its CPU
+per token): on a small machine the double and the client, sharing the cores, bound the tokens/s measured.
+
 With ``--workers N`` the server runs N worker processes (``autoparser serve --workers N``); the CPU figures are then
 the server's processes together (the parent and its workers).
 
@@ -212,7 +215,8 @@ async def measure_paced(
         for url in (server, floor):
             await _stream(client, url + "/v1/chat/completions", {**ask, "stream": True})
         print(f"autoparser serve bench: {TEMPLATE}, {tokens} tokens per reply at {pace} ms per token")
-        print(f"{'concurrent streams':20}{'requests':>10}{'server CPU/token (µs)':>24}{'bare relay (µs)':>18}")
+        head = f"{'concurrent streams':20}{'requests':>10}{'server CPU/token (µs)':>24}{'bare relay (µs)':>18}"
+        print(f"{head}{'above it (µs)':>16}")
         for streams in (1, 8):
             total = max(requests, streams)
             used = []
@@ -220,7 +224,7 @@ async def measure_paced(
                 before = server_cpu(process)
                 await _concurrent(client, url + "/v1/chat/completions", {**ask, "stream": True}, streams, total)
                 used.append((server_cpu(process) - before) / (total * tokens) * 1e6)
-            print(f"{streams:<20}{total:>10}{used[0]:24.1f}{used[1]:18.1f}")
+            print(f"{streams:<20}{total:>10}{used[0]:24.1f}{used[1]:18.1f}{used[0] - used[1]:16.1f}")
 
 
 async def measure(upstream: str, server: str, pid: int, requests: int, tokens: int, workers: int = 1) -> None:
@@ -262,7 +266,7 @@ async def measure(upstream: str, server: str, pid: int, requests: int, tokens: i
               f"{cpu_per_token:.1f} µs per token)")  # fmt: skip
         print()
         head = f"{'concurrent streams':34}{'direct tok/s':>14}{'served tok/s':>14}{'served req/s':>14}"
-        print(f"{head}{'CPU µs/tok':>12}")
+        print(f"{head}{'CPU µs/tok':>12}{'CPU-bound tok/s':>17}")
         for streams in (1, 8, 32):
             total = max(requests, streams * 2)
             d_seconds = await _concurrent(client, direct_url, {**prompt, "stream": True}, streams, total)
@@ -271,8 +275,10 @@ async def measure(upstream: str, server: str, pid: int, requests: int, tokens: i
             cpu = (server_cpu(pid) - before) / (total * tokens) * 1e6
             print(
                 f"{streams:<34}{total * tokens / d_seconds:14,.0f}{total * tokens / s_seconds:14,.0f}"
-                f"{total / s_seconds:14.1f}{cpu:12.1f}"
+                f"{total / s_seconds:14.1f}{cpu:12.1f}{1e6 / cpu:17,.0f}"
             )
+        print("(CPU-bound tok/s: what one worker process serves with a core of its own, 1 s / its CPU per token;")
+        print(" served tok/s is what this machine gave, the double and this client sharing its cores with the server)")
 
 
 def main() -> None:

@@ -135,6 +135,30 @@ def test_a_reply_that_is_not_http_a_break_and_silence_are_errors() -> None:
     assert caught.value.kind == "timeout"
 
 
+def test_the_read_timeout_counts_each_wait_not_the_whole_reply() -> None:
+    """Parts that come more often than the timeout, for longer than it in all, are read; and a reader that does
+    not read for longer than the timeout (a slow client) is not timed out by what it did not wait for."""
+    parts = [HEAD + b"Transfer-Encoding: chunked\r\n\r\n", *[_chunked(BODY, 5)[i : i + 9] for i in range(0, 99, 9)]]
+    parts.append(_chunked(BODY, 5)[99:])
+    steady = _writes(*parts, pause=0.04)
+    status, _, body = asyncio.run(_with_server(steady, lambda url: _read(url, timeout=0.15)))  # type: ignore[misc]
+    assert (status, body) == (200, BODY)
+
+    async def slow_reader(url: str) -> bytes:
+        stream = await DirectStream.open(url, {}, b"{}", read_timeout=0.1)
+        try:
+            got = b""
+            async for data in stream.reads():
+                got += data
+                await asyncio.sleep(0.25)  # busy elsewhere, past the timeout
+            return got
+        finally:
+            stream.close()
+
+    raw = HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(BODY, 5)
+    assert asyncio.run(_with_server(_writes(raw[:60], raw[60:], pause=0.02), slow_reader)) == BODY
+
+
 def test_a_refused_connection_is_unreachable() -> None:
     async def refused() -> None:
         server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)

@@ -40,6 +40,12 @@ class ChatEncoder:
         return sse(self.reply.chunk({"role": "assistant", "content": ""}, with_usage_field=self.include_usage))
 
     def events(self, events: Sequence[Event]) -> bytes:
+        if len(events) == 1:  # a token at an engine's pace: one piece of text
+            event = events[0]
+            if type(event) is TextDelta:
+                return self.reply.delta_event({"content": event.text}, self.include_usage)
+            if type(event) is ReasoningText:
+                return self.reply.delta_event({"reasoning_content": event.text}, self.include_usage)
         delta = _delta(events)
         return self.reply.delta_event(delta, self.include_usage) if delta else b""
 

@@ -103,6 +103,12 @@ class Reply:
             marker = {"_": 0}
             whole = sse(self.chunk(marker, with_usage_field=with_usage_field))
             frame = self._frames[with_usage_field] = tuple(whole.split(_dumps(marker).encode(), 1))
+        if len(delta) == 1:  # a token's delta is most often one text: written without json.dumps' layers
+            ((name, value),) = delta.items()
+            if type(value) is str:
+                if name == "reasoning_content":
+                    name = self.reasoning_field
+                return frame[0] + f"{{{_string(name)}:{_string(value)}}}".encode() + frame[1]
         return frame[0] + _dumps(self._named(delta)).encode() + frame[1]
 
     def usage_chunk(self, usage: Usage) -> dict[str, Any]:
@@ -132,6 +138,10 @@ def completion(
 
 def delta_body(delta: MessageDelta | None) -> dict[str, Any]:
     return delta.to_openai() if delta is not None else {}
+
+
+# A string as json.dumps(..., ensure_ascii=False) writes it (the same function it calls)
+_string = json.encoder.encode_basestring
 
 
 def _dumps(data: object) -> str:

@@ -23,6 +23,7 @@ from .chunks import Usage
 from .config import Server, ServerInfo
 from .encoding import Encoder
 from .events import ReplyEvents
+from .http.access import body_sender
 from .http.body import parse_json, read_body
 from .ops.metrics import observation
 from .protocol import APIError, ChatRequest, apply_request, build_grammar
@@ -53,9 +54,11 @@ class _Disconnected(Exception):
     """The client went away while the reply was being made."""
 
 
-async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]], *, own_task: bool = False) -> T:
     """``await work()``, cancelled (raising :class:`_Disconnected`) when the client disconnects meanwhile; what
-    ``work`` raises is raised as it is."""
+    ``work`` raises is raised as it is. ``own_task``: ``work`` runs in a task of its own, whose stack is a few
+    frames deep instead of under every layer of ASGI middleware and routing: a streamed reply's task is resumed
+    once per token, and each resumption passes through every frame of its stack."""
     outcome: list[T] = []
     failure: list[BaseException] = []
     async with anyio.create_task_group() as group:
@@ -65,13 +68,19 @@ async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) 
                 pass
             group.cancel_scope.cancel()
 
+        async def run() -> None:
+            try:
+                outcome.append(await work())
+            except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
+                failure.append(err)
+            finally:
+                group.cancel_scope.cancel()
+
         group.start_soon(watch)
-        try:
-            outcome.append(await work())
-        except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
-            failure.append(err)
-        finally:
-            group.cancel_scope.cancel()
+        if own_task:
+            group.start_soon(run)
+        else:
+            await run()
     if failure:
         raise failure[0]
     if not outcome:
@@ -135,20 +144,15 @@ class _StreamedReply(_Reply):
             return
         self.seen = observation(scope)
         try:
-            await _until_disconnect(receive, lambda: self._relay(pieces, send))
+            await _until_disconnect(receive, lambda: self._relay(pieces, send, scope), own_task=True)
         except _Disconnected:
             _log.info("client disconnected: upstream request cancelled")
         finally:
             with anyio.CancelScope(shield=True):
                 await pieces.aclose()
 
-    async def _relay(self, pieces: PieceStream, send: Send) -> None:
+    async def _relay(self, pieces: PieceStream, send: Send, scope: Scope) -> None:
         encoder = self.wire.encoder
-
-        async def send_bytes(body: bytes) -> None:
-            if body:
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-
         await send(
             {
                 "type": "http.response.start",
@@ -160,6 +164,12 @@ class _StreamedReply(_Reply):
                 ],
             }
         )
+        write = body_sender(scope, send)  # the response has started
+
+        async def send_bytes(body: bytes) -> None:
+            if body:
+                await write({"type": "http.response.body", "body": body, "more_body": True})
+
         await send_bytes(encoder.start())
         parser = self.params.stream()
         events = ReplyEvents()
@@ -171,9 +181,11 @@ class _StreamedReply(_Reply):
             # What one read of the upstream brought is parsed and sent at once: one write per read (the direct
             # reader's reads take all the connection holds: a burst is one read)
             async for batch in pieces.batches():
-                text = "".join(piece.text for piece in batch)
+                text = batch[0].text if len(batch) == 1 else "".join([piece.text for piece in batch])
                 if text:
-                    await send_bytes(encoder.events(events.feed(parser.feed(text))))
+                    body = encoder.events(events.feed(parser.feed(text)))
+                    if body:
+                        await write({"type": "http.response.body", "body": body, "more_body": True})
                 for piece in batch:
                     finish = piece.finish or finish
                     usage = piece.usage or usage
@@ -188,7 +200,7 @@ class _StreamedReply(_Reply):
             _log.warning("%s", failure.message)
             self.seen.error("upstream_error")
         await send_bytes(encoder.end(last, failure))
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await write({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 # What reads a request body (parsed JSON, within the limits) into a ChatRequest: the chat endpoint's

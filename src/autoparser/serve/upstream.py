@@ -28,12 +28,11 @@ the field the engine documents (:data:`GRAMMAR_FIELDS`).
 
 from __future__ import annotations
 
-import codecs
 import json
 import logging
+from codecs import utf_8_decode as _utf8
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import httpx2
@@ -114,11 +113,11 @@ def _read_failure(err: httpx2.HTTPError) -> str:
     return "upstream_timeout" if isinstance(err, httpx2.TimeoutException) else "upstream_broken"
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """Text the model wrote; the last piece of a reply also says how it ended (``stop``/``length``) and its usage,
     and ``stop_word``: the stop string that ended it, where the engine says (llama.cpp's ``stopping_word``, vLLM's
-    ``stop_reason``; Anthropic's ``stop_sequence`` is read from it)."""
+    ``stop_reason``; Anthropic's ``stop_sequence`` is read from it). A named tuple: one is made per streamed
+    token, and a tuple is made in a fraction of a frozen dataclass's time."""
 
     text: str = ""
     finish: str | None = None
@@ -160,13 +159,20 @@ class SseEvents:
         self._pending = ""
 
     def feed(self, text: str) -> list[str]:
-        text = self._pending + text
+        if self._pending:
+            text = self._pending + text
         if "\r" in text:
             held = text.endswith("\r")  # may be the first half of a CRLF
             text = text[:-1] if held else text
             text = text.replace("\r\n", "\n").replace("\r", "\n") + ("\r" if held else "")
         *complete, self._pending = text.split("\n\n")
-        return [data for block in complete if (data := _event_data(block)) is not None]
+        found: list[str] = []
+        for block in complete:
+            if block.startswith("data: ") and "\n" not in block:  # an engine's event: one data line
+                found.append(block[6:])
+            elif (data := _event_data(block)) is not None:
+                found.append(data)
+        return found
 
     def close(self) -> list[str]:
         rest, self._pending = self._pending.rstrip("\r"), ""
@@ -185,30 +191,34 @@ def _event_data(block: str) -> str | None:
     return "\n".join(data) if data else None
 
 
+_scan_json = json.JSONDecoder().scan_once  # what json.loads runs, without its three Python layers around it
+
+
 class PieceStream:
-    """A streamed reply: iterate :meth:`pieces`, then (always) :meth:`aclose` to release the connection; closing it
-    early cancels the upstream request."""
+    """A streamed reply: iterate :meth:`batches`, then (always) :meth:`aclose` to release the connection; closing
+    it early cancels the upstream request. ``reads``: the body's bytes as they arrive (server-sent events, UTF-8)."""
 
     def __init__(
         self,
-        texts: AsyncIterator[str],
+        reads: AsyncIterator[bytes],
         close: Callable[[], Awaitable[None]],
         decode: Callable[[Any], Piece | None],
         source: str,
         secrets: Scrubber | None = None,
     ) -> None:
-        self._texts = texts
+        self._reads = reads
         self._close = close
         self._decode = decode
         self._source = source
         self._secrets = secrets or Scrubber()
+        self._ended = False
 
     @classmethod
     def of_response(
         cls, response: httpx2.Response, decode: Callable[[Any], Piece | None], source: str, secrets: Scrubber
     ) -> PieceStream:
         """A reply read through httpx."""
-        return cls(response.aiter_text(), response.aclose, decode, source, secrets)
+        return cls(response.aiter_bytes(), response.aclose, decode, source, secrets)
 
     @classmethod
     def of_direct(
@@ -216,24 +226,13 @@ class PieceStream:
     ) -> PieceStream:
         """A reply read straight off its connection (:mod:`.direct`)."""
 
-        async def texts() -> AsyncIterator[str]:
-            decoder = codecs.getincrementaldecoder("utf-8")("replace")
-            async for data in stream.reads():
-                text = decoder.decode(data)
-                if text:
-                    yield text
-            rest = decoder.decode(b"", final=True)
-            if rest:
-                yield rest
-
         async def close() -> None:
             stream.close()
 
-        return cls(texts(), close, decode, source, secrets)
+        return cls(stream.reads(), close, decode, source, secrets)
 
     async def pieces(self) -> AsyncIterator[Piece]:
-        """The reply's pieces; one has ``finish`` set. Raises :class:`UpstreamError` for an error event, a broken
-        connection, or a stream that closes before the reply ended (its message scrubbed of credentials)."""
+        """The reply's pieces; one has ``finish`` set. Raises as :meth:`batches` does."""
         async for batch in self.batches():
             for piece in batch:
                 yield piece
@@ -242,59 +241,74 @@ class PieceStream:
         """The reply's pieces as they arrive: the events of one read of the connection together (an engine at full
         speed sends several per read, one at its pace one), so the server parses and writes once per read, not
         once per token. A read of the direct reader (:mod:`.direct`) is all the connection held, however many
-        HTTP chunks; through httpx, one chunk. Raises as :meth:`pieces` does."""
-        try:
-            async for batch in self._batches():
-                yield batch
-        except UpstreamError as err:
-            raise err.scrubbed(self._secrets) from None
+        HTTP chunks; through httpx, one chunk. Raises :class:`UpstreamError` (its message scrubbed of credentials)
+        for an error event, a broken connection, or a stream that closes before the reply ended.
 
-    async def _batches(self) -> AsyncIterator[list[Piece]]:
+        One generator from the bytes to the pieces (the UTF-8 decoding and the splitting into events inline): at an
+        engine's pace every layer is paid once per token."""
         events = SseEvents()
-        ended = False
+        held = b""  # the start of a character a read cut
         try:
-            async for text in self._texts:
-                batch: list[Piece] = []
-                for data in events.feed(text):
-                    if data.strip() == "[DONE]":
-                        yield batch
-                        return
+            try:
+                async for data in self._reads:
+                    if held:
+                        data = held + data
+                    text, used = _utf8(data, "replace", False)
+                    held = data[used:] if used < len(data) else b""
+                    if not text:
+                        continue
+                    batch: list[Piece] = []
                     try:
-                        piece = self._decode(self._json(data))
+                        last = self._take(events.feed(text), batch)
                     except UpstreamError:
                         if batch:  # the events before it in the same read are the reply's, and written
                             yield batch
                         raise
-                    if piece is None:
-                        continue
-                    ended = ended or piece.finish is not None
-                    batch.append(piece)
-                    if ended and self.ends_at_finish:
+                    if batch:
                         yield batch
+                    if last:
                         return
-                if batch:
-                    yield batch
+            except httpx2.HTTPError as err:
+                message = f"{self._source} broke off the reply: {_describe(err)}"
+                raise UpstreamError(message, kind=_read_failure(err)) from err
+            except DirectStreamError as err:
+                kind = "upstream_timeout" if err.kind == "timeout" else "upstream_broken"
+                raise UpstreamError(f"{self._source} broke off the reply: {err}", kind=kind) from err
+            if held:  # a character cut by the end: U+FFFD, which completes no event
+                events.feed(_utf8(held, "replace", True)[0])
             batch = []
-            for data in events.close():
-                if data.strip() == "[DONE]":
-                    break
-                piece = self._decode(self._json(data))
-                if piece is not None:
-                    ended = ended or piece.finish is not None
-                    batch.append(piece)
+            self._take(events.close(), batch, at_close=True)
             if batch:
                 yield batch
-        except httpx2.HTTPError as err:
-            message = f"{self._source} broke off the reply: {_describe(err)}"
-            raise UpstreamError(message, kind=_read_failure(err)) from err
-        except DirectStreamError as err:
-            kind = "upstream_timeout" if err.kind == "timeout" else "upstream_broken"
-            raise UpstreamError(f"{self._source} broke off the reply: {err}", kind=kind) from err
-        if not ended:
-            raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
+            if not self._ended:
+                raise UpstreamError(f"{self._source} closed the stream before the reply ended", kind="upstream_broken")
+        except UpstreamError as err:
+            raise err.scrubbed(self._secrets) from None
+
+    def _take(self, found: list[str], batch: list[Piece], at_close: bool = False) -> bool:
+        """The pieces of events ``found`` added to ``batch``; whether the reply's last came (``[DONE]``, or the
+        event that finished a reply that ends there: llama.cpp's)."""
+        for data in found:
+            if not data.startswith("{") and data.strip() == "[DONE]":
+                return True
+            piece = self._decode(self._json(data))
+            if piece is None:
+                continue
+            batch.append(piece)
+            if piece.finish is not None:
+                self._ended = True
+                if self.ends_at_finish and not at_close:
+                    return True
+        return False
 
     def _json(self, data: str) -> Any:
         try:
+            value, end = _scan_json(data, 0)
+            if end == len(data):
+                return value
+        except (StopIteration, ValueError):
+            pass
+        try:  # whitespace around it, or not JSON: as json.loads reads it
             return json.loads(data)
         except ValueError:
             raise UpstreamError(
@@ -529,6 +543,16 @@ class Upstream:
         if isinstance(event, Mapping) and event.get("error"):
             raise UpstreamError(f"upstream {self.endpoint} failed: {_error_message(event)}")
 
+    def _check_event(self, event: Any) -> None:
+        """Raises for an error event, or an event that is not an object. (Called for what is not a ``dict`` or
+        has an ``error`` key: a streamed token's event passes with one type check.)"""
+        self._raise_event_error(event)
+        if not isinstance(event, Mapping):
+            raise UpstreamError(
+                f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}",
+                kind="upstream_bad_reply",
+            )
+
 
 class LlamaCppUpstream(Upstream):
     """llama.cpp's server, ``POST /completion``."""
@@ -589,12 +613,8 @@ class LlamaCppUpstream(Upstream):
         return body
 
     def decode_event(self, event: Any) -> Piece | None:
-        self._raise_event_error(event)
-        if not isinstance(event, Mapping):
-            raise UpstreamError(
-                f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}",
-                kind="upstream_bad_reply",
-            )
+        if type(event) is not dict or "error" in event:
+            self._check_event(event)
         text = event.get("content")
         text = text if isinstance(text, str) else ""
         if not event.get("stop"):
@@ -716,15 +736,11 @@ class OpenAIUpstream(Upstream):
         return body
 
     def decode_event(self, event: Any) -> Piece | None:
-        self._raise_event_error(event)
-        if not isinstance(event, Mapping):
-            raise UpstreamError(
-                f"upstream {self.endpoint} sent an event that is not an object: {str(event)[:200]}",
-                kind="upstream_bad_reply",
-            )
+        if type(event) is not dict or "error" in event:
+            self._check_event(event)
         usage = _openai_usage(event.get("usage"))
         choices = event.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
+        choice = choices[0] if isinstance(choices, list) and choices and _is_mapping(choices[0]) else {}
         text = choice.get("text")
         text = text if isinstance(text, str) else ""
         finish = choice.get("finish_reason")
@@ -770,8 +786,12 @@ def openai_grammar(params: ChatParams, grammar_field: str) -> dict[str, Any]:
     return fields
 
 
+def _is_mapping(value: object) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # JSON's objects are dicts: no ABC check for them
+
+
 def _openai_usage(usage: object) -> Usage | None:
-    if not isinstance(usage, Mapping):
+    if usage is None or not _is_mapping(usage):
         return None
     return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
 

@@ -20,11 +20,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..ops.metrics import Metrics, observe
 from .security import Scrubber
 
-__all__ = ["REQUEST_ID_HEADER", "Access", "request_id", "request_id_of"]
+__all__ = ["REQUEST_ID_HEADER", "Access", "body_sender", "request_id", "request_id_of"]
 
 REQUEST_ID_HEADER = "x-request-id"
 MAX_REQUEST_ID = 128
 _SCOPE_KEY = "autoparser.request_id"
+_SEND_KEY = "autoparser.send"  # Access's own send, for body_sender
 _UNSAFE = re.compile(rb"[^A-Za-z0-9._:\-]")
 _log = logging.getLogger("autoparser.serve.http.access")
 
@@ -42,6 +43,16 @@ def request_id_of(scope: Scope) -> str:
     """The request id :class:`Access` gave this request ("-" outside it)."""
     found = scope.get(_SCOPE_KEY)
     return found if isinstance(found, str) else "-"
+
+
+def body_sender(scope: Scope, send: Send) -> Send:
+    """What a streamed reply sends its body's parts through once its response has started: :class:`Access`'s own
+    ``send``, where it runs, rather than ``send`` as the app got it. What wraps ``send`` between the two looks at
+    the response's start only (Starlette's exception middleware and routing note that it started, CORS adds its
+    headers to it), and the start went through them; a streamed reply sends once per token, and would pass every
+    wrapper each time. Elsewhere (no :class:`Access`), ``send``."""
+    found = scope.get(_SEND_KEY)
+    return found if found is not None else send
 
 
 def _error_kind(status: int, body: bytes) -> str:
@@ -100,6 +111,7 @@ class Access:
                     state["error"] += body
             await send(message)
 
+        scope[_SEND_KEY] = relay
         metrics.in_flight.inc()
         try:
             await self.app(scope, receive, relay)

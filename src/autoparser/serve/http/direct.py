@@ -66,6 +66,8 @@ class _Reader(asyncio.Protocol):
         self.complete = False
         self.failure: DirectStreamError | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.since = 0.0  # when the reader began its current wait (loop time)
+        self.timer: asyncio.TimerHandle | None = None  # the read timeout's check, armed once, not per wait
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -134,14 +136,37 @@ class _Reader(asyncio.Protocol):
         return data
 
     async def wait(self, timeout: float | None) -> None:
-        self.waiter = self.loop.create_future()
+        """Until data, the end or a failure comes; :class:`DirectStreamError` (``timeout``) when nothing came for
+        ``timeout`` seconds of waiting. The timeout is one timer for the whole reply, not one per wait: a wait only
+        notes when it began, and the timer, when it fires, either fails the wait that has lasted ``timeout`` or is
+        set again for the current wait's deadline (a timer made and cancelled for every token costs more than the
+        token's own work at an engine's pace, and a cancelled timer makes the event loop turn once more)."""
+        loop = self.loop
+        waiter = self.waiter = loop.create_future()
+        if timeout is not None:
+            self.since = loop.time()
+            if self.timer is None:
+                self.timer = loop.call_at(self.since + timeout, self._expire, timeout)
         try:
-            async with asyncio.timeout(timeout):
-                await self.waiter
-        except TimeoutError:
-            raise DirectStreamError(f"ReadTimeout: nothing came for {timeout:g} s", "timeout") from None
+            await waiter
         finally:
             self.waiter = None
+
+    def _expire(self, timeout: float) -> None:
+        self.timer = None
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return  # not waiting: the next wait sets the timer again
+        deadline = self.since + timeout
+        if self.loop.time() >= deadline:
+            waiter.set_exception(DirectStreamError(f"ReadTimeout: nothing came for {timeout:g} s", "timeout"))
+        else:
+            self.timer = self.loop.call_at(deadline, self._expire, timeout)
+
+    def stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 class DirectStream:
@@ -245,6 +270,7 @@ class DirectStream:
         return bytes(kept)
 
     def close(self) -> None:
+        self._reader.stop_timer()
         transport = self._reader.transport
         if transport is not None and not transport.is_closing():
             if self._reader.complete:
