@@ -71,6 +71,19 @@ class TestText:
             '"</ta" [^<g] | "</tag" [^<>]))* ("<" | "</" | "</t" | "</ta" | "</tag")*'
         )
 
+    def test_until_pattern_written_once_for_every_value(self) -> None:
+        """Tagged values closed by the same tag share one rule (the text and the tag): the grammar grows by a reference
+        per value, not by the pattern (a 1,000-tool request of six string parameters each was 20 MB with it inline);
+        llguidance reads that rule as one lexeme, exactly."""
+        value = p.literal("<v>") + p.until("</v>") + "</v>"
+        one = (value + p.end()).to_gbnf()
+        many = (p.sequence(*[value] * 50) + p.end()).to_gbnf()
+        assert one.count("[^<]") == many.count("[^<]") == 1
+        assert many.count("text-to-v") == 51  # the rule and 50 references
+        text = "<v>a<b</v" + "</v>" + "<v>x</v>" * 49
+        assert gbnf_accepts(many, text) and strict_accepts(many, text)
+        assert not gbnf_accepts(many, "<v>a</v>b</v>" + "<v>x</v>" * 49)
+
     def test_until_with_recurring_first_char_uses_an_automaton(self) -> None:
         gbnf = (p.until(">>>") + ">>>").to_gbnf()
         assert "until-" in gbnf

@@ -53,7 +53,16 @@ from ..nodes import (
     Until,
     UntilViableJson,
 )
-from .gbnf_syntax import JSON_WS_BODY, JSON_WS_RULE, SPACE_BODY, SPACE_RULE, RuleSet, class_char, literal
+from .gbnf_syntax import (
+    JSON_WS_BODY,
+    JSON_WS_RULE,
+    SPACE_BODY,
+    SPACE_RULE,
+    RuleSet,
+    class_char,
+    literal,
+    sanitize_rule_name,
+)
 
 if TYPE_CHECKING:
     from .json_schema import JsonSchemaConverter
@@ -224,7 +233,7 @@ class GrammarWriter:
                 suffix = quantifier(lo, hi)
                 return Expr(cls.gbnf() + suffix, POSTFIX if suffix else ATOM)
             case Sequence(items=items):
-                parts = [e for e in map(self.expr, items) if e.prec != EMPTY]
+                parts = [e for e in self._sequence_parts(items) if e.prec != EMPTY]
                 if not parts:
                     return _EMPTY
                 if len(parts) == 1:
@@ -260,6 +269,36 @@ class GrammarWriter:
             case StringContent(quote=quote, flavor=flavor):
                 return Expr(self._string_content(quote, flavor), ATOM)
         raise GrammarError(f"cannot write GBNF for parser node of type {type(node).__name__}")
+
+    def _sequence_parts(self, items: tuple[Parser, ...]) -> list[Expr]:
+        """A sequence's parts, where text up to delimiters directly followed by one of them is one shared rule
+        (:meth:`_until_then`)."""
+        flat = _flattened(items)
+        parts: list[Expr] = []
+        i = 0
+        while i < len(flat):
+            until = flat[i]
+            following = flat[i + 1] if i + 1 < len(flat) else None
+            if isinstance(until, Until) and isinstance(following, Literal) and following.text in until.delimiters:
+                parts.append(self._until_then(until.delimiters, following.text))
+                i += 2
+                continue
+            parts.append(self.expr(until))
+            i += 1
+        return parts
+
+    def _until_then(self, delimiters: tuple[str, ...], delimiter: str) -> Expr:
+        """Text up to ``delimiters``, then ``delimiter``: a rule of its own, written once for every value that
+        uses it. Tagged formats close every value with the same tag: with the pattern inline, a 1,000-tool request
+        of six string parameters each was 20 MB of grammar (which the engine reads and compiles on every request).
+        The delimiter belongs to the rule so that the rule is exact as one lexeme too (llguidance makes a rule of
+        terminals alone one lexeme, matched greedily: the text alone could end in a prefix of the delimiter)."""
+        key = ("until-then", delimiters, delimiter)
+        name = self.rules.lookup(key)
+        if name is None:
+            name = self.rules.reserve("text-to-" + sanitize_rule_name(delimiter).strip("-"), key)
+            self.rules.define(name, self._until(delimiters).wrapped(SEQ) + " " + literal(delimiter))
+        return Expr(name, ATOM)
 
     def _until(self, delimiters: tuple[str, ...]) -> Expr:
         """The exclusion pattern, inline (llguidance would lex a rule of its own greedily), computed once per
@@ -311,8 +350,17 @@ class GrammarWriter:
         dict_ = self._shared(f"{pre}-dict", f'"{{" {ws} ({kv} ({sep} {kv})*)? {ws} "}}"').text
         list_ = self._shared(f"{pre}-list", f'"[" {ws} ({value} ({sep} {value})*)? {ws} "]"').text
         self.rules.add(f"{pre}-value", f"{dict_} | {list_} | {string} | {number} | {boolean} | {none}")
-        names = {"value": value, "object": dict_, "array": list_, "string": string, "number": number,
-                 "bool": boolean, "null": none, "dq-char": dq, "sq-char": sq}
+        names = {
+            "value": value,
+            "object": dict_,
+            "array": list_,
+            "string": string,
+            "number": number,
+            "bool": boolean,
+            "null": none,
+            "dq-char": dq,
+            "sq-char": sq,
+        }
         return names[kind]
 
 
@@ -336,3 +384,14 @@ def to_gbnf(parser: Parser, *, lazy: bool = False) -> str:
     activated by the sampler once a trigger word appears).
     """
     return GrammarWriter(parser).grammar(lazy=lazy)
+
+
+def _flattened(items: tuple[Parser, ...]) -> list[Parser]:
+    """``items`` with nested sequences spliced in (the same language: a sequence of sequences is one sequence)."""
+    flat: list[Parser] = []
+    for item in items:
+        if isinstance(item, Sequence):
+            flat.extend(_flattened(item.items))
+        else:
+            flat.append(item)
+    return flat
