@@ -6,7 +6,9 @@ Two processes on loopback, as in bench/serve_bench.py: the upstream double strea
 records the time between consecutive events; meanwhile other clients send heavy requests: 1,000 tools each, and
 600-message conversations (their replies are short). The gaps are reported with no heavy load and under it: a
 request's CPU work (JSON, validation, rendering, the parser and the grammar) that ran on the event loop shows up
-as a gap of its whole duration in every stream in flight.
+as a gap of its whole duration in every stream in flight. The same reply read from the upstream double directly,
+meanwhile, shows the gaps the upstream itself makes (its one event loop reads each heavy request's body, prompt and
+grammar, too): a gap there is passed on by the server, not made by it.
 
 No asserts: it reports. Run: python bench/serve_stall.py [--pace MS] [--tokens N] [--heavy N]
 """
@@ -79,6 +81,24 @@ async def _gaps(client: httpx2.AsyncClient, url: str) -> list[float]:
     return gaps
 
 
+async def _direct_gaps(client: httpx2.AsyncClient, upstream: str) -> list[float]:
+    """The same long reply read from the upstream double itself, at the same time: the gaps the upstream makes (its
+    own event loop reads every heavy request's body too), which the server can only pass on."""
+    body = {"prompt": "Tell me a story [long]", "stream": True}
+    gaps: list[float] = []
+    last = None
+    async with client.stream("POST", upstream + "/completion", json=body, timeout=120) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            now = time.perf_counter()
+            if last is not None:
+                gaps.append(now - last)
+            last = now
+    return gaps
+
+
 async def _heavy(client: httpx2.AsyncClient, url: str, count: int, stop: asyncio.Event) -> int:
     sent = 0
     while not stop.is_set() and sent < count:
@@ -98,7 +118,7 @@ def _report(label: str, gaps: list[float]) -> None:
     print(f"{label:36}{len(ms):8}{statistics.median(ms):10.1f}{p99:10.1f}{ms[-1]:10.1f}")
 
 
-async def measure(server: str, heavy: int) -> None:
+async def measure(server: str, upstream: str, heavy: int) -> None:
     url = server + "/v1/chat/completions"
     async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None)) as client:
         await client.post(url, json={"model": TEMPLATE, "messages": [{"role": "user", "content": "warm up"}]})
@@ -106,11 +126,13 @@ async def measure(server: str, heavy: int) -> None:
         _report("alone", await _gaps(client, url))
         stop = asyncio.Event()
         stream = asyncio.create_task(_gaps(client, url))
+        direct = asyncio.create_task(_direct_gaps(client, upstream))
         loaders = [asyncio.create_task(_heavy(client, url, heavy, stop)) for _ in range(2)]
         gaps = await stream
         stop.set()
         sent = sum(await asyncio.gather(*loaders))
         _report(f"with {sent} heavy requests arriving", gaps)
+        _report("  the upstream's own, meanwhile", await direct)
 
 
 def main() -> None:
@@ -134,7 +156,7 @@ def main() -> None:
         _wait(f"http://127.0.0.1:{up_port}/health", double)
         _wait(f"http://127.0.0.1:{server_port}/health/live", server)
         print(f"autoparser serve stall bench: {TEMPLATE}, a {args.tokens}-token reply at {args.pace} ms per token")
-        asyncio.run(measure(f"http://127.0.0.1:{server_port}", args.heavy))
+        asyncio.run(measure(f"http://127.0.0.1:{server_port}", f"http://127.0.0.1:{up_port}", args.heavy))
     finally:
         for process in (server, double):
             process.terminate()
