@@ -156,7 +156,10 @@ class RegularReply:
         found = calls.read(answer, at)
         if found is None:
             return None
-        return built_message(content.lstrip(lead).rstrip(WHITESPACE), reasoning, found)
+        text = content.lstrip(lead).rstrip(WHITESPACE)
+        if text and not text.strip(_SPACE):
+            return None  # (only spaces with a \x0b or \x0c: the engine's space() takes them before a call's marker)
+        return built_message(text, reasoning, found)
 
     def _no_names(self, text: str) -> bool:
         if "(" in text or "{" in text or '"' in text:

@@ -164,7 +164,8 @@ def wrapped_calls(analysis: TemplateAnalysis, request: ParseRequest) -> WrappedC
         # a bare array where the template writes one; a special token (`<|python_tag|>`) may open each object or
         # the array. Only whitespace may follow them.
         if fmt.tools_array_wrapped:
-            first = re.compile(rf"{_TOKEN}\[{_WS}{members}")
+            # (``[`` then at most a space: after text the engine takes ``[\t{`` or ``[\n{`` for text and a bare call)
+            first = re.compile(rf"{_TOKEN}\[ ?{members}")
             then = re.compile(rf"{_WS},{_WS}{members}")
             close = re.compile(rf"{_WS}\]{_WS}")
             return WrappedCalls(("[", "<|"), first, then, re.compile(end), close, names, analysis.id_format)
