@@ -17,8 +17,8 @@ spaces a model writes, ``\x0b``, quotes, brackets, escapes, special tokens) to e
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass
+from random import Random
 
 import pytest
 
@@ -31,7 +31,7 @@ from autoparser.reading.streaming import parse_output
 
 from ..support.outputs import outputs, request_tools
 from ..support.sample import ALL_TEMPLATES, sampled
-from .test_regular_replies import PLAIN_CONTENT, PLAIN_REASONING, _cuts, _engine, _fields, _shapes
+from .test_regular_replies import PLAIN_CONTENT, PLAIN_REASONING, _cuts, _damaged, _engine, _fields, _shapes
 
 ARGS = {"city": "Paris", "days": 3, "hourly": False, "tags": ["a", "b"], "where": {"lat": 48.8}}
 
@@ -452,29 +452,12 @@ def test_a_request_without_tools_reads_no_calls() -> None:
     assert regular is not None and regular.calls is None
 
 
-# What damage inserts: what a model writes between and inside calls (the engine's spaces too), markup and literals.
-_DAMAGE = [*" \n\t\x0b,;:{}[]()\"'\\=<>|_/aZ0.9é", "<|python_tag|>", "\\u00e9", "True", "None", "null", "1e5"]
-
-
-def _damaged(text: str, rng: random.Random) -> str:
-    for _ in range(rng.randint(1, 3)):
-        at, kind = rng.randrange(len(text) + 1), rng.random()
-        if kind < 0.4:
-            text = text[:at] + rng.choice(_DAMAGE) + text[at:]
-        elif kind < 0.7:
-            text = text[:at] + text[at + 1 :]
-        else:
-            source = rng.randrange(len(text) + 1)
-            text = text[:at] + text[source : source + rng.randint(1, 8)] + text[at:]
-    return text
-
-
 @pytest.mark.parametrize("template", sampled())
 def test_damaged_call_replies_read_as_the_engine_reads_them(template: str) -> None:
     """Wherever the short path still answers a damaged reply, it answers as the engine does. (Found this way: spaces
     with a ``\x0b`` before a call's marker, which the engine's space() takes, and a bare array opened by ``[\t`` after
     text, which the engine reads as text and a bare call.)"""
-    rng = random.Random(f"damage:{template}")
+    rng = Random(f"damage:{template}")
     mutants = 60 if ALL_TEMPLATES else 25
     for shape, params in _shapes(template):
         generated = params._generated

@@ -141,6 +141,42 @@ def test_the_short_path_reads_what_the_engine_reads(template: str) -> None:
         assert answered, "the short path never answered"
 
 
+# What damage inserts: what a model writes between and inside calls (the engine's spaces too), markup and literals.
+_DAMAGE = [*" \n\t\x0b,;:{}[]()\"'\\=<>|_/aZ0.9é", "<|python_tag|>", "\\u00e9", "True", "None", "null", "1e5"]
+
+
+def _damaged(text: str, rng: random.Random) -> str:
+    for _ in range(rng.randint(1, 3)):
+        at, kind = rng.randrange(len(text) + 1), rng.random()
+        if kind < 0.4:
+            text = text[:at] + rng.choice(_DAMAGE) + text[at:]
+        elif kind < 0.7:
+            text = text[:at] + text[at + 1 :]
+        else:
+            source = rng.randrange(len(text) + 1)
+            text = text[:at] + text[source : source + rng.randint(1, 8)] + text[at:]
+    return text
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_damaged_replies_read_as_the_engine_reads_them(template: str) -> None:
+    """Wherever the short path still answers a damaged reply (seeded random damage: :func:`_damaged`), it answers as
+    the engine does."""
+    rng = random.Random(f"damage:{template}")
+    for _shape, params in _shapes(template):
+        generated = params._generated
+        regular = generated.regular
+        if regular is None:
+            continue
+        engine = _engine(generated)
+        for text in _replies(template, params):
+            for _ in range(12):
+                piece = _damaged(text, rng)
+                fast = regular.read(generated.prefill, piece)
+                if fast is not None:
+                    assert _fields(fast) == _fields(parse_output(engine, piece)), repr(piece)
+
+
 def test_the_short_path_answers_plain_replies_of_the_common_families() -> None:
     """Plain answers and reasoning blocks of the families whose replies it is for take it (no markup in them)."""
     families = {
