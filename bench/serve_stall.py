@@ -65,29 +65,21 @@ def long_conversation(n: int) -> list[dict[str, str]]:
 
 
 async def _gaps(client: httpx2.AsyncClient, url: str) -> list[float]:
-    """Seconds between consecutive events of one long streamed reply."""
+    """Seconds between consecutive events of one long streamed reply through the server."""
     body = {"model": TEMPLATE, "messages": [{"role": "user", "content": "Tell me a story [long]"}], "stream": True}
-    gaps: list[float] = []
-    last = None
-    async with client.stream("POST", url, json=body, timeout=120) as response:
-        response.raise_for_status()
-        async for line in response.aiter_lines():
-            if not line.startswith("data: "):
-                continue
-            now = time.perf_counter()
-            if last is not None:
-                gaps.append(now - last)
-            last = now
-    return gaps
+    return await _event_gaps(client, url, body)
 
 
 async def _direct_gaps(client: httpx2.AsyncClient, upstream: str) -> list[float]:
     """The same long reply read from the upstream double itself, at the same time: the gaps the upstream makes (its
     own event loop reads every heavy request's body too), which the server can only pass on."""
-    body = {"prompt": "Tell me a story [long]", "stream": True}
+    return await _event_gaps(client, upstream + "/completion", {"prompt": "Tell me a story [long]", "stream": True})
+
+
+async def _event_gaps(client: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> list[float]:
     gaps: list[float] = []
     last = None
-    async with client.stream("POST", upstream + "/completion", json=body, timeout=120) as response:
+    async with client.stream("POST", url, json=body, timeout=120) as response:
         response.raise_for_status()
         async for line in response.aiter_lines():
             if not line.startswith("data: "):

@@ -9,7 +9,7 @@ from .grammar.spec import GrammarSpec, Trigger
 from .message import ChatMessage
 from .parser import tags
 from .parser.assemble import GeneratedParser
-from .reading.streaming import StreamParser, engine_output
+from .reading.streaming import StreamParser, parse_output
 
 __all__ = ["ChatParams"]
 
@@ -113,13 +113,7 @@ class ChatParams:
         structure is returned as content and described in ``message.warnings``."""
         if not isinstance(text, str):
             raise TypeError(f"parse() needs a str, got {type(text).__name__}")
-        generated = self._generated
-        regular = generated.regular
-        if regular is not None and not partial:  # (parse_output's short path, one frame less: a short reply's cost)
-            message = regular.read(generated.prefill, text)
-            if message is not None:
-                return message  # (a regular reply has no warnings)
-        message = engine_output(generated, text, partial=partial)
+        message = parse_output(self._generated, text, partial=partial)
         if strict and message.warnings:
             first = message.warnings[0]
             raise ParseError(text, first.position, frozenset({first.message}))

@@ -166,16 +166,7 @@ def _calls(template: str) -> list[str]:
         replies += [f"{shape.section}{obj}", f"{shape.section}[{obj}]]", f"{shape.section}[{obj},]"]
     else:
         replies += [f"{core(shape.opener)}{obj}{core(shape.closer)}", f"{core(shape.opener)}\x0b{obj}{shape.closer}"]
-    if end:
-        for head in (start, ""):
-            replies += [
-                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{plain}",
-                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{shape.calls(obj, obj)}",
-                f"{head}{PLAIN_REASONING}{end}{plain}",
-                f"{head}{end}{plain}",
-                f"{head}\n{PLAIN_REASONING} {plain}\n{end}\n\n{plain}",
-                f"{head}\n{PLAIN_REASONING}\n{end}\n{end}\n{plain}",
-            ]
+    replies += _after_reasoning(start, end, plain, shape.calls(obj, obj))
     texts = [o.text for o in outputs(template) if o.calls]
     return list(dict.fromkeys([*texts, *replies]))
 
@@ -323,17 +314,28 @@ def _pythonic_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
         "é=1",
     ):
         replies.append(args(text))
-    if end:
-        for head in (start, ""):
-            replies += [
-                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{plain}",
-                f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{plain}",
-                f"{head}{PLAIN_REASONING}{end}{plain}",
-                f"{head}{end}{plain}",
-                f"{head}\n{PLAIN_REASONING} {plain}\n{end}\n\n{plain}",
-            ]
+    replies += _after_reasoning(start, end, plain, plain)
     texts = [o.text for o in outputs(template) if o.calls]
     return list(dict.fromkeys([*texts, *replies]))
+
+
+def _after_reasoning(start: str, end: str, calls: str, more: str) -> list[str]:
+    """Call replies ``calls`` (and ``more`` after content) behind a reasoning block, opened by the reply or the
+    prompt: spaced, tight, empty, calls inside the block, the end marker twice (none where there is no block)."""
+    if not end:
+        return []
+    return [
+        reply
+        for head in (start, "")
+        for reply in (
+            f"{head}\n{PLAIN_REASONING}\n{end}\n\n{calls}",
+            f"{head}\n{PLAIN_REASONING}\n{end}\n\n{PLAIN_CONTENT}\n{more}",
+            f"{head}{PLAIN_REASONING}{end}{calls}",
+            f"{head}{end}{calls}",
+            f"{head}\n{PLAIN_REASONING} {calls}\n{end}\n\n{calls}",
+            f"{head}\n{PLAIN_REASONING}\n{end}\n{end}\n{calls}",
+        )
+    ]
 
 
 def _replies(template: str, generated: GeneratedParser) -> tuple[list[str], list[str]]:

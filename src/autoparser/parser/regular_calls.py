@@ -31,7 +31,7 @@ from .calls.tools_json import ARGUMENT_KEYS
 from .markers import core, is_word_marker
 from .request import ParseRequest
 
-__all__ = ["RegularCalls", "WrappedCalls", "wrapped_calls"]
+__all__ = ["STRICT_JSON", "RegularCalls", "WrappedCalls", "wrapped_calls"]
 
 _WS = "[ \t\r\n]*"  # JSON's whitespace (what ``json`` skips, and no more)
 # A special token before bare calls (Llama 3's `<|python_tag|>`): what the engine reads there (tools_json.SPECIAL_TOKEN)
@@ -61,8 +61,9 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-# Strict JSON: no raw control characters in strings, no duplicate keys, no NaN or Infinity.
-_STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
+#: Strict JSON: no raw control characters in strings, no duplicate keys, no NaN or Infinity (the short paths' reading
+#: of arguments; anything else is the engine's, which warns or repairs).
+STRICT_JSON = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,7 @@ class WrappedCalls:
             if text[start : start + 1] != "{":
                 return None
             try:
-                stop = _STRICT.raw_decode(text, start)[1]
+                stop = STRICT_JSON.raw_decode(text, start)[1]
             except (ValueError, RecursionError):
                 return None
             closed = tail.match(text, stop)

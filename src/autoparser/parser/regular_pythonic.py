@@ -27,6 +27,7 @@ from ..message import ToolCall, built_call, new_call_id
 from ..peg.json_scan import OK, scan_json
 from .calls.python_literals import python_literal_to_json
 from .calls.tools_pythonic import COMMON_WRAPPERS, split_wrapper
+from .regular_calls import STRICT_JSON
 from .request import ParseRequest
 
 __all__ = ["PythonicCalls", "pythonic_calls"]
@@ -38,20 +39,6 @@ _AFTER = re.compile(rf"{_WS}([,)])(?:{_WS})")  # after a value: the next argumen
 _NEXT = re.compile(rf"{_WS},{_WS}{_NAME}{_WS}")
 _KEYWORDS = {"True": "true", "False": "false", "None": "null", "true": "true", "false": "false", "null": "null"}
 _encode_string = json.encoder.encode_basestring  # json.dumps(s, ensure_ascii=False) for a str
-
-
-def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("duplicate key")  # (the engine keeps the first and warns)
-    return found
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-_STRICT = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_no_constant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +122,7 @@ def _arguments(text: str, pos: int) -> tuple[str, int] | None:
     arguments = "{" + ", ".join(members) + "}"
     if containers:
         try:  # (what the engine checks of converted arguments: strict JSON, no key twice)
-            _STRICT.decode(arguments)
+            STRICT_JSON.decode(arguments)
         except (ValueError, RecursionError):
             return None
     return arguments, pos

@@ -42,7 +42,7 @@ from .json_args import JsonView
 from .leftovers import leftover_warnings
 from .mapper import WHITESPACE, LiveCall, MessageBuilder, final_count, map_raw
 
-__all__ = ["StreamParser", "engine_output", "parse_output"]
+__all__ = ["StreamParser", "parse_output"]
 
 _encode_string = json.encoder.encode_basestring  # what json.dumps(s, ensure_ascii=False) does for a str
 _HOLD = "hold"  # an open element whose text the message does not show while it is open
@@ -56,11 +56,6 @@ def parse_output(generated: GeneratedParser, text: str, *, partial: bool = False
         message = regular.read(generated.prefill, text)
         if message is not None:
             return message
-    return engine_output(generated, text, partial=partial)
-
-
-def engine_output(generated: GeneratedParser, text: str, *, partial: bool = False) -> ChatMessage:
-    """:func:`parse_output` by the engine alone (where the short path was tried already, or must not be)."""
     full = generated.prefill + text
     result = generated.parser.parse(full, partial=partial)
     if result.fail:  # a generated parser never fails on text (every item falls back to content); be safe anyway
