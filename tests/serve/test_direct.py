@@ -140,8 +140,10 @@ def test_the_read_timeout_counts_each_wait_not_the_whole_reply() -> None:
     not read for longer than the timeout (a slow client) is not timed out by what it did not wait for."""
     parts = [HEAD + b"Transfer-Encoding: chunked\r\n\r\n", *[_chunked(BODY, 5)[i : i + 9] for i in range(0, 99, 9)]]
     parts.append(_chunked(BODY, 5)[99:])
-    steady = _writes(*parts, pause=0.04)
-    status, _, body = asyncio.run(_with_server(steady, lambda url: _read(url, timeout=0.15)))  # type: ignore[misc]
+    # 13 parts 0.05 s apart: 0.65 s in all, past the 0.4 s timeout, with room for a loaded machine between two parts
+    steady = _writes(*parts, pause=0.05)
+    assert len(parts) * 0.05 > 0.4
+    status, _, body = asyncio.run(_with_server(steady, lambda url: _read(url, timeout=0.4)))  # type: ignore[misc]
     assert (status, body) == (200, BODY)
 
     async def slow_reader(url: str) -> bytes:
