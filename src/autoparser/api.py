@@ -36,7 +36,7 @@ from .requests import (
 )
 from .template.capabilities import TemplateCapabilities
 from .template.chat_template import JinjaChatTemplate
-from .template.environment import variables_read
+from .template.environment import generation_variables, variables_read
 from .template.hf_files import DEFAULT_NAME, choose_template, pick_template, read_hf_templates
 from .template.limits import DEFAULT_LIMITS, RenderLimits
 from .template.switches import requested_thinking, switch_context
@@ -46,6 +46,8 @@ __all__ = ["ChatParams", "ChatTemplate"]
 # (template source, (tools, kwargs)) -> generation prompts with thinking on/off: see params_for_prompt
 # (bounded by size with the library's other per-request caches: the key holds the request's tools as JSON)
 _GENERATION_PROMPTS: SizedCache[list[tuple[str, bool]]] = SizedCache("generation prompts")
+# The generation prompt of a template whose prompt ends in it, by the values of the variables it reads (_both_prompts)
+_GENERATION_ENDINGS: SizedCache[str] = SizedCache("generation prompt endings")
 # (template source, "default", tools, kwargs) -> whether the template thinks with enable_thinking undefined
 _THINKING_DEFAULTS: SizedCache[bool] = SizedCache("thinking defaults")
 _ENTRY_BYTES = 500  # a cache entry's own overhead, besides its texts
@@ -174,7 +176,7 @@ class ChatTemplate(JinjaChatTemplate):
             return self._render_request(normalized.messages, tool_list, generation, enable_thinking, extra, notes)
 
         try:
-            without, with_prompt = render(False), render(True)
+            without, with_prompt = self._both_prompts(render, enable_thinking, extra)
         except RenderLimitError:
             raise
         except TemplateError as err:
@@ -221,6 +223,30 @@ class ChatTemplate(JinjaChatTemplate):
             grammar,
             (*notes, *warnings),
         )
+
+    def _both_prompts(
+        self, render: Callable[[bool], str], enable_thinking: bool | None, extra: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """The prompt without and with the generation prompt: ``render(False)``, ``render(True)``, or one render
+        where the template's generation prompt is a function of a few context variables
+        (:func:`~.template.environment.generation_variables`) and this request's values of them have been seen: the
+        prompt without it is then the one with it less that known ending (half the rendering a request costs)."""
+        names = generation_variables(self.source)
+        values = None if names is None else self.plain_context(names, enable_thinking, extra)
+        if values is None:
+            return render(False), render(True)
+        key = (self.source, values)
+        ending = _GENERATION_ENDINGS.get(key)
+        if ending is None:
+            without, with_prompt = render(False), render(True)
+            if with_prompt.startswith(without):
+                size = _ENTRY_BYTES + len(with_prompt) - len(without) + sum(len(str(v)) for _, v in values)
+                _GENERATION_ENDINGS.put(key, with_prompt[len(without) :], size)
+            return without, with_prompt
+        with_prompt = render(True)
+        if with_prompt.endswith(ending):
+            return with_prompt[: len(with_prompt) - len(ending)], with_prompt
+        return render(False), with_prompt  # (cannot happen for such a template; cheap to be sure)
 
     def _render_request(
         self,

@@ -169,6 +169,23 @@ class JinjaChatTemplate:
             context["enable_thinking"] = enable_thinking
         return self.render_context(context)
 
+    def plain_context(
+        self, names: tuple[str, ...], enable_thinking: bool | None, extra: Mapping[str, Any]
+    ) -> tuple[tuple[type, object], ...] | None:
+        """What the context of :meth:`render` (with ``enable_thinking`` and ``extra``) gives each of ``names``, as
+        (type, value) pairs (``True`` and ``1`` print differently), ``(type(None), _UNSET)`` where it gives nothing;
+        None where a value is not plain (a str, number, bool or None) and cannot key a cache."""
+        context = {"bos_token": self.bos_token, "eos_token": self.eos_token, "documents": None, **extra}
+        if enable_thinking is not None:
+            context["enable_thinking"] = enable_thinking
+        values = []
+        for name in names:
+            value = context.get(name, _UNSET)
+            if value is not _UNSET and value is not None and type(value) not in _PLAIN:
+                return None
+            values.append((type(value), value))
+        return tuple(values)
+
     def check_syntax(self) -> None:
         """Raise :class:`TemplateError` (with the line) if the template does not compile."""
         try:
@@ -210,6 +227,10 @@ class JinjaChatTemplate:
 
     def __repr__(self) -> str:
         return f"JinjaChatTemplate({self.name!r})"
+
+
+_UNSET = object()  # a variable the context does not give
+_PLAIN = (str, int, float, bool)
 
 
 def _template_line(err: BaseException, *, recursion: bool = False) -> int | None:

@@ -34,12 +34,13 @@ from .compiling import fast_lexer, freeze_children
 from .content_loops import loops_over_content
 from .guards import BoundedSandbox, add_guards, install
 from .limits import DEFAULT_LIMITS, Budget, RenderLimits
-from .scan import ContextScan, scan_context, walk_tree
+from .scan import ContextScan, generation_tail, scan_context, walk_tree
 
 __all__ = [
     "clear_compile_cache",
     "compile_template",
     "context_scan",
+    "generation_variables",
     "loops_over_message_content",
     "make_environment",
     "render_bounded",
@@ -148,7 +149,7 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan, bool]:
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan, bool, tuple[str, ...] | None]:
     env = make_environment()
     parser = jinja2.parser.Parser(env, source)
     try:
@@ -160,11 +161,12 @@ def _compile(source: str) -> tuple[jinja2.Template, frozenset[str], ContextScan,
         names = frozenset(node.name for node in walked.of(jinja2.nodes.Name) if node.ctx == "load")
         scan = scan_context(tree, walked)
         parts = loops_over_content(tree, walked)
+        tail = generation_tail(tree, walked)
         add_guards(tree)
         freeze_children(tree)  # (the tree is final: the code generator walks it many times)
         # Jinja folds constant expressions (filters included) while compiling: bound that like a render.
         with Budget(DEFAULT_LIMITS):
-            return env.from_string(tree), names, scan, parts
+            return env.from_string(tree), names, scan, parts, tail
     except (RecursionError, MemoryError, SyntaxError) as err:
         # Deep nesting: the tree walks (name scan, guards, Jinja's code generator) recurse, and Python refuses
         # more than 100 indentation levels or 20 nested loops in the generated code (SyntaxError here is Python's).
@@ -207,6 +209,13 @@ def loops_over_message_content(source: str) -> bool:
     """Whether the template loops over a message's content (it reads content parts: vLLM's rule, see
     :mod:`.content_loops`), read from the tree parsed to compile it."""
     return _compile(source)[3]
+
+
+def generation_variables(source: str) -> tuple[str, ...] | None:
+    """The context variables the template's generation prompt is a function of, where it is one (it is then what
+    the prompt with ``add_generation_prompt`` adds at the end of the prompt without: :func:`.scan.generation_tail`),
+    else None."""
+    return _compile(source)[4]
 
 
 def clear_compile_cache() -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import jinja2.nodes
 
-__all__ = ["ContextScan", "TreeNodes", "Value", "scan_context", "walk_tree"]
+__all__ = ["ContextScan", "TreeNodes", "Value", "generation_tail", "scan_context", "walk_tree"]
 
 Value = bool | int | float | str
 
@@ -83,6 +83,64 @@ def scan_context(tree: jinja2.nodes.Template, walked: TreeNodes | None = None) -
     names = dict.fromkeys(n.name for n in walked.of(jinja2.nodes.Name) if n.ctx == "load" and n.name not in bound)
     constraints = tuple((name, tuple(values), test) for name, values, test in _constraints(walked) if name in names)
     return ContextScan(tuple(names), constraints)
+
+
+# What a generation-prompt block may hold for its output to be a function of the context variables it reads: no
+# call (a macro, ``raise_exception``, ``strftime_now``), no statement but ``if`` and output, nothing that loads another
+# template
+_TAIL_NODES = (
+    jinja2.nodes.If,
+    jinja2.nodes.Output,
+    jinja2.nodes.TemplateData,
+    jinja2.nodes.Name,
+    jinja2.nodes.Const,
+    jinja2.nodes.Getattr,
+    jinja2.nodes.Getitem,
+    jinja2.nodes.Test,
+    jinja2.nodes.Compare,
+    jinja2.nodes.Operand,
+    jinja2.nodes.And,
+    jinja2.nodes.Or,
+    jinja2.nodes.Not,
+    jinja2.nodes.Concat,
+    jinja2.nodes.CondExpr,
+    jinja2.nodes.Filter,
+    jinja2.nodes.Add,
+)
+
+
+def generation_tail(tree: jinja2.nodes.Template, walked: TreeNodes) -> tuple[str, ...] | None:
+    """The context variables a template's generation prompt depends on, where the prompt rendered with
+    ``add_generation_prompt`` is the one without it followed by text that depends on those alone: the template never
+    reads ``add_generation_prompt`` (no variables: the two prompts are equal), or reads it once, in the test of its
+    last top-level statement, ``{% if add_generation_prompt %}`` without an ``else``, whose body outputs constants
+    and context variables no statement of the template assigns, through tests and filters but no call. None for any
+    other template (the generation prompt is then what two renders differ by)."""
+    reads = [n for n in walked.of(jinja2.nodes.Name) if n.name == "add_generation_prompt"]
+    if not reads:
+        return ()
+    body = list(tree.body)
+    while body and _empty_output(body[-1]):
+        body.pop()
+    if len(reads) != 1 or not body or walked.of(jinja2.nodes.Extends, jinja2.nodes.Include, jinja2.nodes.Import):
+        return None
+    last = body[-1]
+    if not isinstance(last, jinja2.nodes.If) or last.test is not reads[0] or last.elif_ or last.else_:
+        return None
+    inside = [node for part in last.body for node in (part, *part.find_all(jinja2.nodes.Node))]
+    if not all(isinstance(node, _TAIL_NODES) for node in inside):
+        return None
+    assigned = {n.name for n in walked.of(jinja2.nodes.Name) if n.ctx != "load"}
+    names = dict.fromkeys(n.name for n in inside if isinstance(n, jinja2.nodes.Name))
+    if assigned.intersection(names) or {"messages", "tools", "loop"}.intersection(names):
+        return None
+    return tuple(names)
+
+
+def _empty_output(node: jinja2.nodes.Node) -> bool:
+    return isinstance(node, jinja2.nodes.Output) and all(
+        isinstance(part, jinja2.nodes.TemplateData) and not part.data for part in node.nodes
+    )
 
 
 def _constraints(walked: TreeNodes) -> Iterator[tuple[str, list[Value], bool]]:
