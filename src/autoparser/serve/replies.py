@@ -8,6 +8,7 @@ watches the ASGI ``receive`` channel while it waits on the upstream.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -54,38 +55,38 @@ class _Disconnected(Exception):
     """The client went away while the reply was being made."""
 
 
-async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]], *, own_task: bool = False) -> T:
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
     """``await work()``, cancelled (raising :class:`_Disconnected`) when the client disconnects meanwhile; what
-    ``work`` raises is raised as it is. ``own_task``: ``work`` runs in a task of its own, whose stack is a few
-    frames deep instead of under every layer of ASGI middleware and routing: a streamed reply's task is resumed
-    once per token, and each resumption passes through every frame of its stack."""
-    outcome: list[T] = []
-    failure: list[BaseException] = []
-    async with anyio.create_task_group() as group:
+    ``work`` raises is raised as it is.
 
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            group.cancel_scope.cancel()
-
-        async def run() -> None:
-            try:
-                outcome.append(await work())
-            except Exception as err:  # raised below, outside the task group (which would wrap it in a group)
-                failure.append(err)
-            finally:
-                group.cancel_scope.cancel()
-
-        group.start_soon(watch)
-        if own_task:
-            group.start_soon(run)
-        else:
-            await run()
-    if failure:
-        raise failure[0]
-    if not outcome:
+    ``work`` runs in a task of its own, whose stack is a few frames deep instead of under every layer of ASGI
+    middleware and routing (a streamed reply's task is resumed once per token, and each resumption passes through
+    every frame of its stack). Two plain tasks rather than an anyio task group: the group's exit waits for its
+    watcher to be cancelled, loop turns on every request's critical path (0.3 ms of a whole request's 1.3 ms
+    upstream wait, measured); the watcher is cancelled here and ends on its own. A cancelled ``work`` is awaited to
+    its end, so that what it cleans up (the upstream connection) is done when this returns or raises."""
+    loop = asyncio.get_running_loop()
+    job: asyncio.Future[T] = asyncio.ensure_future(work())
+    watcher = loop.create_task(_disconnect(receive))
+    try:
+        await asyncio.wait((job, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not job.done():
+            job.cancel()
+            await asyncio.wait((job,))
+    if job.cancelled():
         raise _Disconnected
-    return outcome[0]
+    return job.result()
+
+
+async def _disconnect(receive: Receive) -> None:
+    """Until the client disconnects (or its connection cannot be read: the same for the reply)."""
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # (nobody would retrieve it: the reply is what is cancelled)
+        _log.debug("reading the client's connection failed", exc_info=True)
 
 
 class _Reply(Response):
@@ -144,7 +145,7 @@ class _StreamedReply(_Reply):
             return
         self.seen = observation(scope)
         try:
-            await _until_disconnect(receive, lambda: self._relay(pieces, send, scope), own_task=True)
+            await _until_disconnect(receive, lambda: self._relay(pieces, send, scope))
         except _Disconnected:
             _log.info("client disconnected: upstream request cancelled")
         finally:
