@@ -16,7 +16,19 @@ import pytest
 
 import autoparser
 from autoparser import ChatTemplate
-from autoparser.cache import MIB, SizedCache, cache_budget, cache_usage, clear_caches, set_cache_budget, sized_cache
+from autoparser.cache import (
+    MIB,
+    Deferred,
+    SizedCache,
+    cache_budget,
+    cache_usage,
+    clear_caches,
+    quick,
+    quick_deadline,
+    set_cache_budget,
+    sized_cache,
+)
+from autoparser.errors import TemplateError
 
 QWEN = "Qwen3.5-4B"
 MESSAGES = [{"role": "user", "content": "Hi"}]
@@ -155,3 +167,39 @@ def test_the_library_level_setting() -> None:
             autoparser.set_cache_budget(-1)
     finally:
         set_cache_budget(before / MIB)
+
+
+# --- quick mode: what the server tries on its event loop -------------------------------------------------------
+
+
+def test_quick_mode_defers_a_miss_and_takes_a_hit(budget: None) -> None:
+    calls: list[int] = []
+
+    @sized_cache(lambda value, n: 100)
+    def square(n: int) -> int:
+        calls.append(n)
+        return n * n
+
+    with quick(1.0), pytest.raises(Deferred):
+        square(3)
+    assert calls == [] and cache_usage().entries == 0  # nothing computed, nothing kept
+    assert square(3) == 9 and calls == [3]  # outside quick mode: computed
+    with quick(1.0):
+        assert square(3) == 9  # a hit: no work to defer
+        assert quick_deadline() is not None
+    assert calls == [3] and quick_deadline() is None
+
+
+def test_quick_mode_ends_a_slow_rendering_at_its_deadline_and_lets_a_fast_one_finish() -> None:
+    template = ChatTemplate(
+        "{% for i in range(n) %}{% for j in range(n) %}{% endfor %}{% endfor %}"
+        "{% for m in messages %}{{ m.content }}{% endfor %}",
+        name="loops.jinja",
+    )
+    with quick(0.002), pytest.raises(Deferred):
+        template.render(MESSAGES, n=2000)  # (Deferred, not the TemplateError every other failure becomes)
+    with quick(0.5):
+        assert template.render(MESSAGES, n=1) == "Hi"
+    assert template.render(MESSAGES, n=300) == "Hi"  # outside quick mode: the template's own limits
+    with pytest.raises(TemplateError):
+        template.render(MESSAGES, n=200_000)  # (past the sandbox's range: a template error, as before)

@@ -19,18 +19,24 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar
 
 __all__ = [
     "DEFAULT_CACHE_MB",
     "CacheUsage",
+    "Deferred",
     "SizedCache",
     "cache_budget",
     "cache_usage",
     "clear_caches",
+    "quick",
+    "quick_deadline",
     "set_cache_budget",
     "sized_cache",
 ]
@@ -166,6 +172,33 @@ class SizedCache(Generic[V]):
         return f"SizedCache({self.name!r})"
 
 
+class Deferred(Exception):
+    """Raised in :func:`quick` mode instead of doing work that may take long: computing what a cache does not
+    hold, or rendering past the quick deadline. The caller does the whole job again outside quick mode."""
+
+
+_QUICK: ContextVar[float | None] = ContextVar("autoparser_quick_deadline", default=None)
+
+
+@contextmanager
+def quick(seconds: float) -> Iterator[None]:
+    """Quick mode for the work done in this ``with`` (in this thread or task): a :func:`sized_cache` function whose
+    result is not cached raises :class:`Deferred` instead of computing it (a parser, a grammar, a parsed schema: up
+    to a second for large tools), and a render still running ``seconds`` from now raises it (a template's
+    deadline checks end it there). For work that must not hold an event loop: tried there first, where what it
+    needs is cached it is done in well under a millisecond; else it is done again in a worker thread."""
+    token = _QUICK.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _QUICK.reset(token)
+
+
+def quick_deadline() -> float | None:
+    """The monotonic deadline of the quick mode this thread or task is in, or None."""
+    return _QUICK.get()
+
+
 def sized_cache(size: Callable[..., int]) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Memoize a function of hashable arguments in the store; ``size(result, *args, **kwargs)`` estimates an
     entry's bytes (called only on a miss). The wrapper has ``cache_clear()`` and ``cache_info().currsize``, like
@@ -180,6 +213,8 @@ def sized_cache(size: Callable[..., int]) -> Callable[[Callable[P, R]], Callable
             found, value = _STORE.get((cache, key))
             if found:
                 return value  # type: ignore[no-any-return]
+            if _QUICK.get() is not None:
+                raise Deferred(f"{cache.name} is not cached")
             value = function(*args, **kwargs)
             cache.put(key, value, size(value, *args, **kwargs))
             return value

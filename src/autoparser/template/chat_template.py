@@ -20,6 +20,7 @@ from typing import Any
 
 import jinja2
 
+from ..cache import Deferred
 from ..errors import RenderLimitError, TemplateDecodeError, TemplateError
 from .environment import compile_template, render_bounded
 from .limits import DEFAULT_LIMITS, LimitExceeded, RenderLimits
@@ -207,6 +208,8 @@ class JinjaChatTemplate:
             return render_bounded(template, context, self.limits if limits is None else limits)
         except LimitExceeded as err:
             raise RenderLimitError(self.name, str(err), _template_line(err), limit=err.limit) from err
+        except Deferred:
+            raise  # (quick mode: rendered again without it)
         except jinja2.exceptions.SecurityError as err:
             # Kimi-K2 calls list.append: a template written for an engine that allows mutation.
             hint = " (the template changes a value in place, which transformers' sandbox refuses too)"

@@ -37,6 +37,8 @@ from typing import Any, Final, Literal
 
 from jinja2.sandbox import MAX_RANGE
 
+from ..cache import Deferred, quick_deadline
+
 __all__ = [
     "DEFAULT_LIMITS",
     "MAX_INT_BITS",
@@ -117,12 +119,18 @@ class Budget:
     ``@contextmanager`` generator costs about as much as all the checks of a typical render).
     """
 
-    __slots__ = ("_token", "deadline", "limits", "max_size")
+    __slots__ = ("_token", "deadline", "limits", "max_size", "quick")
 
     def __init__(self, limits: RenderLimits) -> None:
         self.limits = limits
         self.deadline = math.inf if limits.timeout is None else monotonic() + limits.timeout
         self.max_size: float = math.inf if limits.max_output is None else limits.max_output
+        # In quick mode (autoparser.cache.quick) the render ends at the quick deadline if that comes first, with
+        # Deferred: the caller renders again without it.
+        quick = quick_deadline()
+        self.quick = quick is not None and quick < self.deadline
+        if self.quick:
+            self.deadline = quick
 
     def __enter__(self) -> Budget:
         """Make this the active budget of the current thread or task (renders and compiles run in a ``with``)."""
@@ -176,7 +184,9 @@ class Budget:
                 raise self.timed_out()
             yield item
 
-    def timed_out(self) -> LimitExceeded:
+    def timed_out(self) -> Exception:
+        if self.quick:
+            return Deferred("the render did not finish within the quick deadline")
         return LimitExceeded(
             "timeout",
             f"rendering took longer than the time limit of {self.limits.timeout:g} s "

@@ -9,11 +9,11 @@ nested deeper than :attr:`RequestLimits.max_json_depth`, a lone surrogate (``"\\
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
 
-import anyio
 from starlette.requests import ClientDisconnect, Request
 
 from ...errors import RequestError
@@ -83,7 +83,7 @@ async def _read(request: Request, limits: RequestLimits) -> bytes:
     stream = request.stream().__aiter__()
     while True:
         try:
-            with anyio.fail_after(limits.body_timeout):
+            async with asyncio.timeout(limits.body_timeout):  # (anyio's fail_after: 3x the cost, twice a request)
                 chunk = await stream.__anext__()
         except StopAsyncIteration:
             break
