@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from autoparser.serve.http.direct import DirectStream, DirectStreamError, direct_streams
+from autoparser.serve.http.pool import ConnectionPool
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -225,3 +226,112 @@ def test_a_whole_body_and_one_past_the_limit() -> None:
     with pytest.raises(DirectStreamError, match="past 10 bytes") as caught:
         asyncio.run(_with_server(_writes(raw), lambda url: whole(url, 10)))
     assert caught.value.kind == "broken"
+
+
+# --- whole replies on kept-alive connections (.pool) -----------------------------------------------------------
+
+
+class _KeepAlive:
+    """An upstream that answers every request with a sized reply and keeps the connection, counting connections and
+    replies; ``silent``: the requests (numbered from 1 in the order they arrive) on which it closes the connection
+    without a reply instead; ``close_each``: it closes the connection after every reply."""
+
+    def __init__(self, silent: tuple[int, ...] = (), close_each: bool = False, header: bytes = b"") -> None:
+        self.connections = 0
+        self.arrived = 0
+        self.replies = 0
+        self.silent = silent
+        self.close_each = close_each
+        self.header = header
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                fields = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:] if b": " in line)
+                await reader.readexactly(int(fields[b"Content-Length"]))
+                self.arrived += 1
+                if self.arrived in self.silent:
+                    return
+                self.replies += 1
+                writer.write(HEAD + self.header + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY)
+                await writer.drain()
+                if self.close_each:
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            return
+        finally:
+            writer.close()
+
+
+async def _whole_replies(
+    upstream: _KeepAlive, count: int, pool: ConnectionPool | None, pause: float = 0.0
+) -> list[bytes]:
+    server = await asyncio.start_server(upstream.serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/completion"
+    bodies = []
+    async with server:
+        for _ in range(count):
+            stream = await DirectStream.open(url, {}, b"{}", pool=pool, read_timeout=5)
+            try:
+                bodies.append(await stream.read_body(1 << 20))
+            finally:
+                stream.close()
+            await asyncio.sleep(pause)
+        if pool is not None:
+            pool.close()
+    return bodies
+
+
+def test_whole_replies_share_a_kept_alive_connection() -> None:
+    upstream = _KeepAlive()
+    assert asyncio.run(_whole_replies(upstream, 4, ConnectionPool())) == [BODY] * 4
+    assert upstream.connections == 1
+    alone = _KeepAlive()
+    assert asyncio.run(_whole_replies(alone, 3, None)) == [BODY] * 3
+    assert alone.connections == 3  # no pool: a connection each, closed after it (Connection: close)
+
+
+def test_a_connection_the_upstream_closes_is_not_reused() -> None:
+    # closed after each reply (noticed while idle), or said so in the reply: a new connection each time
+    upstream = _KeepAlive(close_each=True)
+    assert asyncio.run(_whole_replies(upstream, 3, ConnectionPool(), pause=0.05)) == [BODY] * 3
+    assert upstream.connections == 3
+    said = _KeepAlive(header=b"Connection: close\r\n")
+    assert asyncio.run(_whole_replies(said, 3, ConnectionPool())) == [BODY] * 3
+    assert said.connections == 3
+
+
+def test_a_reused_connection_closed_before_the_reply_is_retried_on_a_new_one() -> None:
+    # The upstream drops the idle connection just as the second request goes out: it is sent again, once
+    upstream = _KeepAlive(silent=(2,))
+    assert asyncio.run(_whole_replies(upstream, 3, ConnectionPool())) == [BODY] * 3
+    assert upstream.connections == 2 and upstream.arrived == 4 and upstream.replies == 3
+
+
+def test_a_connection_idle_too_long_is_not_used() -> None:
+    upstream = _KeepAlive()
+    assert asyncio.run(_whole_replies(upstream, 2, ConnectionPool(idle_seconds=0.01), pause=0.05)) == [BODY] * 2
+    assert upstream.connections == 2
+
+
+def test_a_reply_not_read_to_its_end_does_not_go_back_to_the_pool() -> None:
+    upstream = _KeepAlive()
+
+    async def run() -> int:
+        server = await asyncio.start_server(upstream.serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/completion"
+        pool = ConnectionPool()
+        async with server:
+            stream = await DirectStream.open(url, {}, b"{}", pool=pool)
+            stream.close()  # the head read, not the body
+            idle = pool.idle()
+            stream = await DirectStream.open(url, {}, b"{}", pool=pool)
+            assert await stream.read_body(1 << 20) == BODY
+            stream.close()
+            pool.close()
+        return idle
+
+    assert asyncio.run(run()) == 0
+    assert upstream.connections == 2

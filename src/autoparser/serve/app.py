@@ -156,6 +156,7 @@ def create_app(template: ChatTemplate, config: ServeConfig, *, client: httpx2.As
                 tasks.start_soon(collector.FullCollections(lambda: server.replying > 0).run)
             yield
             tasks.cancel_scope.cancel()
+        server.upstream.pool.close()
         if own_client:
             await server.client.aclose()
 

@@ -40,6 +40,7 @@ import httpx2
 from ..params import ChatParams
 from .chunks import Usage
 from .http.direct import DirectStream, DirectStreamError, direct_streams
+from .http.pool import ConnectionPool
 from .http.security import Scrubber, split_credentials
 from .protocol import ChatRequest
 
@@ -389,6 +390,7 @@ class Upstream:
         # Streamed replies read straight off their connection (.direct), unless a proxy stands between; None: so
         # where the URL allows it
         self.direct = direct_streams(self.url) if direct is None else direct and direct_streams(self.url)
+        self.pool = ConnectionPool()  # the connections of whole replies, kept between them (.http.pool)
 
     @property
     def endpoint(self) -> str:
@@ -498,7 +500,7 @@ class Upstream:
 
     async def _read_whole(self, body: Mapping[str, Any]) -> bytes:
         """A whole reply read straight off its connection (:mod:`.direct`)."""
-        stream = await self._open(body)
+        stream = await self._open(body, self.pool)
         try:
             return await stream.read_body(_WHOLE_REPLY_LIMIT)
         except DirectStreamError as err:
@@ -507,13 +509,14 @@ class Upstream:
         finally:
             stream.close()
 
-    async def _open(self, body: Mapping[str, Any]) -> DirectStream:
-        """Send a streamed request on a connection of its own (:mod:`.direct`); its reply's head read."""
+    async def _open(self, body: Mapping[str, Any], pool: ConnectionPool | None = None) -> DirectStream:
+        """Send a request on a connection of its own, or (``pool``: a whole reply's) on an idle one of the pool
+        (:mod:`.direct`); its reply's head read."""
         timeout = self.client.timeout
         data = await encode(body)
         try:
             stream = await DirectStream.open(
-                self.endpoint, self.headers, data, connect_timeout=timeout.connect, read_timeout=timeout.read
+                self.endpoint, self.headers, data, connect_timeout=timeout.connect, read_timeout=timeout.read, pool=pool
             )
         except DirectStreamError as err:
             if err.kind == "unreachable":

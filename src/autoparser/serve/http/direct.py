@@ -7,9 +7,10 @@ of what the server spent per streamed token (bench/serve_bench.py). Here every c
 reader wakes once per read, however many events it brought.
 
 What it does not do, and when httpx streams instead (:func:`direct_streams`): proxies (an upstream reached through
-``HTTP(S)_PROXY``/``ALL_PROXY`` goes through httpx), HTTP/2, and connection reuse (each streamed reply has its own
-connection, as llama.cpp's ``/completion`` replies cut off at their last event need anyway; ``Connection: close``
-leaves the closing, and its ``TIME_WAIT``, to the upstream). TLS is httpx's own context (certifi, ``SSL_CERT_FILE``).
+``HTTP(S)_PROXY``/``ALL_PROXY`` goes through httpx) and HTTP/2. Each streamed reply has its own connection, as
+llama.cpp's ``/completion`` replies cut off at their last event need anyway (``Connection: close`` leaves the closing,
+and its ``TIME_WAIT``, to the upstream); whole replies keep theirs open for the next one (:mod:`.pool`). TLS is
+httpx's own context (certifi, ``SSL_CERT_FILE``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 from urllib.parse import ParseResult, urlparse
 
 import httptools
+
+from .pool import ConnectionPool, PoolKey
 
 __all__ = ["DirectStream", "DirectStreamError", "direct_streams"]
 
@@ -68,12 +71,15 @@ class _Reader(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.since = 0.0  # when the reader began its current wait (loop time)
         self.timer: asyncio.TimerHandle | None = None  # the read timeout's check, armed once, not per wait
+        self.received = False  # whether any byte of the reply came (a reused connection that closes before: retry)
+        self.keep_alive = False  # whether the upstream keeps the connection open after this reply
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # (uvloop's transports are not asyncio.Transport)
 
     def data_received(self, data: bytes) -> None:
+        self.received = True
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -108,6 +114,7 @@ class _Reader(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()  # (llhttp forgets it once the message is over)
 
     # the reader's side
     def _delimited(self) -> bool:
@@ -174,9 +181,17 @@ class DirectStream:
     headers; :meth:`reads` gives the body, all that one read of the connection brought at a time; :meth:`close`
     (always) closes the connection — before the reply ended, that cancels the upstream's work."""
 
-    def __init__(self, reader: _Reader, read_timeout: float | None) -> None:
+    def __init__(
+        self,
+        reader: _Reader,
+        read_timeout: float | None,
+        pool: ConnectionPool | None = None,
+        key: PoolKey = ("", "", 0),
+    ) -> None:
         self._reader = reader
         self._read_timeout = read_timeout
+        self._pool = pool
+        self._key = key
 
     @property
     def status(self) -> int:
@@ -197,29 +212,33 @@ class DirectStream:
         connect_timeout: float | None = 30.0,
         read_timeout: float | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        pool: ConnectionPool | None = None,
+        fresh: bool = False,
     ) -> DirectStream:
         """Connect to ``url`` (``http`` or ``https``), send the request, and wait for the reply's head (raises
-        :class:`DirectStreamError`)."""
+        :class:`DirectStreamError`). With a ``pool``, on an idle connection of it where there is one, and the
+        connection goes back to it when the reply was read to its end (:meth:`close`): for whole replies (``fresh``:
+        on a new connection all the same)."""
         parts = urlparse(url)
         secure = parts.scheme == "https"
         host = parts.hostname or ""
         port = parts.port or (443 if secure else 80)
+        key = (parts.scheme, host, port)
         loop = asyncio.get_running_loop()
         reader = _Reader(loop)
-        context: Any = None
-        if secure:
-            context = ssl_context or _default_context()
+        transport = pool.take(key) if pool is not None and not fresh else None
+        reused = transport is not None
+        if transport is not None:
+            transport.set_protocol(reader)
+            reader.connection_made(transport)
+        else:
+            transport = await _connect(
+                loop, reader, host, port, ssl_context if secure else None, secure, connect_timeout
+            )
+        stream = cls(reader, read_timeout, pool, key)
         try:
-            async with asyncio.timeout(connect_timeout):
-                transport, _ = await loop.create_connection(lambda: reader, host, port, ssl=context)
-        except TimeoutError:
-            message = f"ConnectTimeout: no connection within {connect_timeout:g} s"
-            raise DirectStreamError(message, "unreachable") from None
-        except (OSError, ssl.SSLError) as err:
-            raise DirectStreamError(f"{type(err).__name__}: {err}", "unreachable") from None
-        stream = cls(reader, read_timeout)
-        try:
-            transport.write(_request_head(parts, host, port, secure, headers, len(body)) + body)
+            head = _request_head(parts, host, port, secure, headers, len(body), keep_alive=pool is not None)
+            transport.write(head + body)  # type: ignore[attr-defined]
             if not reader.head.done():
                 try:
                     async with asyncio.timeout(read_timeout):
@@ -227,6 +246,15 @@ class DirectStream:
                 except TimeoutError:
                     raise DirectStreamError(f"ReadTimeout: no reply came for {read_timeout:g} s", "timeout") from None
             reader.head.result()
+        except DirectStreamError as err:
+            stream.close()
+            if reused and err.kind == "broken" and not reader.received:
+                # The upstream closed the idle connection as the request went out: once more, on a new one
+                return await cls.open(
+                    url, headers, body, connect_timeout=connect_timeout, read_timeout=read_timeout,
+                    ssl_context=ssl_context, pool=pool, fresh=True,
+                )  # fmt: skip
+            raise
         except BaseException:
             stream.close()
             raise
@@ -270,17 +298,59 @@ class DirectStream:
         return bytes(kept)
 
     def close(self) -> None:
-        self._reader.stop_timer()
-        transport = self._reader.transport
-        if transport is not None and not transport.is_closing():
-            if self._reader.complete:
-                transport.close()
-            else:
-                transport.abort()  # the reply was not read to its end: no lingering, the upstream sees it gone
+        """Done with the reply: its connection goes back to the pool it came with when the reply was read to its end
+        and the upstream keeps connections alive, else it is closed (aborted when the reply was not read to its end:
+        no lingering, and the upstream sees it gone)."""
+        reader = self._reader
+        reader.stop_timer()
+        transport = reader.transport
+        if transport is None or transport.is_closing():
+            return
+        if not reader.complete:
+            transport.abort()
+        elif (
+            self._pool is not None
+            and reader.failure is None
+            and not reader.body
+            and not reader.paused
+            and reader.keep_alive
+        ):
+            reader.transport = None  # (the pool's now)
+            self._pool.give(self._key, transport)
+        else:
+            transport.close()
+
+
+async def _connect(
+    loop: asyncio.AbstractEventLoop,
+    reader: _Reader,
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None,
+    secure: bool,
+    timeout: float | None,
+) -> asyncio.BaseTransport:
+    """A new connection with ``reader`` as its protocol (raises :class:`DirectStreamError`, ``unreachable``)."""
+    context: Any = (ssl_context or _default_context()) if secure else None
+    try:
+        async with asyncio.timeout(timeout):
+            transport, _ = await loop.create_connection(lambda: reader, host, port, ssl=context)
+    except TimeoutError:
+        raise DirectStreamError(f"ConnectTimeout: no connection within {timeout:g} s", "unreachable") from None
+    except (OSError, ssl.SSLError) as err:
+        raise DirectStreamError(f"{type(err).__name__}: {err}", "unreachable") from None
+    return transport
 
 
 def _request_head(
-    parts: ParseResult, host: str, port: int, secure: bool, headers: Mapping[str, str], length: int
+    parts: ParseResult,
+    host: str,
+    port: int,
+    secure: bool,
+    headers: Mapping[str, str],
+    length: int,
+    *,
+    keep_alive: bool = False,
 ) -> bytes:
     target = parts.path or "/"
     if parts.query:
@@ -295,7 +365,7 @@ def _request_head(
         "Content-Type: application/json",
         f"Content-Length: {length}",
         "Accept: text/event-stream, application/json",
-        "Connection: close",
+        "Connection: keep-alive" if keep_alive else "Connection: close",
         "User-Agent: autoparser",
     ]
     for name, value in headers.items():
