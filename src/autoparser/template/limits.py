@@ -128,9 +128,9 @@ class Budget:
         # In quick mode (autoparser.cache.quick) the render ends at the quick deadline if that comes first, with
         # Deferred: the caller renders again without it.
         quick = quick_deadline()
-        self.quick = quick is not None and quick < self.deadline
-        if self.quick:
-            self.deadline = quick
+        self.quick = False
+        if quick is not None and quick < self.deadline:
+            self.deadline, self.quick = quick, True
 
     def __enter__(self) -> Budget:
         """Make this the active budget of the current thread or task (renders and compiles run in a ``with``)."""
