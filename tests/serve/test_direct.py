@@ -335,3 +335,27 @@ def test_a_reply_not_read_to_its_end_does_not_go_back_to_the_pool() -> None:
 
     assert asyncio.run(run()) == 0
     assert upstream.connections == 2
+
+
+def test_a_pool_used_from_a_new_event_loop_starts_empty_there() -> None:
+    upstream = _KeepAlive()
+
+    async def run(pool: ConnectionPool, port: int) -> bytes:
+        stream = await DirectStream.open(f"http://127.0.0.1:{port}/completion", {}, b"{}", pool=pool)
+        try:
+            return await stream.read_body(1 << 20)
+        finally:
+            stream.close()
+
+    async def both(pool: ConnectionPool) -> list[bytes]:
+        server = await asyncio.start_server(upstream.serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            first = await run(pool, port)
+            # the same pool from a loop of its own (another thread), while this one keeps the idle connection
+            second = await asyncio.to_thread(lambda: asyncio.run(run(pool, port)))
+            return [first, second]
+
+    pool = ConnectionPool()
+    assert asyncio.run(both(pool)) == [BODY, BODY]
+    assert upstream.connections == 2  # (the first loop's idle connection was not used from the second)

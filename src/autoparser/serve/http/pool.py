@@ -35,7 +35,8 @@ class ConnectionPool:
         """An idle connection to ``key`` that may carry a request, or None."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
-            self.close()
+            # (another loop's connections are left to it: its transports may not be touched from this one)
+            self._idle.clear()
             self._loop = loop
         entries = self._idle.get(key)
         now = loop.time()
