@@ -238,6 +238,7 @@ class _KeepAlive:
 
     def __init__(self, silent: tuple[int, ...] = (), close_each: bool = False, header: bytes = b"") -> None:
         self.connections = 0
+        self.closed = 0  # connections ended (by either side)
         self.arrived = 0
         self.replies = 0
         self.silent = silent
@@ -262,6 +263,7 @@ class _KeepAlive:
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             return
         finally:
+            self.closed += 1
             writer.close()
 
 
@@ -359,3 +361,24 @@ def test_a_pool_used_from_a_new_event_loop_starts_empty_there() -> None:
     pool = ConnectionPool()
     assert asyncio.run(both(pool)) == [BODY, BODY]
     assert upstream.connections == 2  # (the first loop's idle connection was not used from the second)
+
+
+def test_the_pool_keeps_one_connection_for_a_second_at_most() -> None:
+    # Each idle connection holds one of llama.cpp's few HTTP threads: one is kept per upstream, and closed when its
+    # time is up, whether or not a request came
+    upstream = _KeepAlive()
+
+    async def run() -> tuple[int, int, int]:
+        server = await asyncio.start_server(upstream.serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/completion"
+        pool = ConnectionPool(idle_seconds=0.1)
+        async with server:
+            streams = [await DirectStream.open(url, {}, b"{}", pool=pool) for _ in range(3)]  # three at once
+            for stream in streams:
+                assert await stream.read_body(1 << 20) == BODY
+                stream.close()
+            kept = pool.idle()
+            await asyncio.sleep(0.3)
+            return kept, pool.idle(), upstream.closed
+
+    assert asyncio.run(run()) == (1, 0, 3)  # two closed at once, the third when its time was up

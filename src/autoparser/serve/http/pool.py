@@ -6,9 +6,14 @@ request. A whole reply arrives with its length, so once it is read to its end th
 request, as HTTP/1.1 intends. Streamed replies keep a connection of their own (llama.cpp's end cut off at their last
 event, and closing the connection is how a client that went away cancels the engine's work).
 
-An idle connection is watched by :class:`_Idle`: anything arriving on it (the upstream closing it, its keep-alive
-timeout, stray bytes) drops it. One idle longer than ``idle_seconds`` is not used (upstreams close idle connections
-after a few seconds: uvicorn and llama.cpp's server after 5), and a request whose reused connection closes before a
+Few are kept, briefly: llama.cpp's server (cpp-httplib) gives each connection one of its HTTP threads for as long as
+it stays open, idle or not, and has a few of them (its slots plus two, or the cores less one), so every idle
+connection held here is a thread a new request, streamed ones included, could not have. One idle connection per
+upstream, closed after ``idle_seconds`` (1 s), serves a client that sends whole requests one after another, and
+costs the upstream one thread for a second at most.
+
+An idle connection is watched by :class:`_Idle`: anything arriving on it (the upstream closing it, stray bytes)
+drops it, and its timer closes it once idle for ``idle_seconds``. A request whose reused connection closes before a
 byte of the reply came is sent once more on a new one (:meth:`.direct.DirectStream.open`).
 """
 
@@ -25,7 +30,7 @@ class ConnectionPool:
     """Idle connections by upstream, most recently used first; used from one event loop at a time (a pool seen from
     another loop, as in tests that start servers one after another, starts empty there)."""
 
-    def __init__(self, *, idle_seconds: float = 3.0, max_idle: int = 32) -> None:
+    def __init__(self, *, idle_seconds: float = 1.0, max_idle: int = 1) -> None:
         self.idle_seconds = idle_seconds
         self.max_idle = max_idle
         self._idle: dict[PoolKey, list[_Idle]] = {}
@@ -43,6 +48,7 @@ class ConnectionPool:
         while entries:
             idle = entries.pop()
             idle.taken = True
+            idle.stop_timer()
             if not idle.transport.is_closing() and now - idle.since < self.idle_seconds:
                 return idle.transport
             idle.transport.close()
@@ -56,6 +62,7 @@ class ConnectionPool:
             transport.close()
             return
         idle = _Idle(self, key, transport, loop.time())
+        idle.timer = loop.call_later(self.idle_seconds, idle.gone)
         transport.set_protocol(idle)
         entries.append(idle)
 
@@ -68,6 +75,7 @@ class ConnectionPool:
         for entries in self._idle.values():
             for idle in entries:
                 idle.taken = True
+                idle.stop_timer()
                 idle.transport.close()
         self._idle.clear()
 
@@ -79,23 +87,30 @@ class ConnectionPool:
 
 
 class _Idle(asyncio.Protocol):
-    """The protocol of an idle connection: whatever happens on it, it is dropped from the pool."""
+    """The protocol of an idle connection: whatever happens on it, or its time up, it is dropped from the pool."""
 
     def __init__(self, pool: ConnectionPool, key: PoolKey, transport: asyncio.BaseTransport, since: float) -> None:
         self.pool, self.key, self.transport, self.since = pool, key, transport, since
         self.taken = False
+        self.timer: asyncio.TimerHandle | None = None  # (set by the pool as it keeps the connection)
 
     def data_received(self, data: bytes) -> None:
-        self._gone()
+        self.gone()
 
     def eof_received(self) -> bool:
-        self._gone()
+        self.gone()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._gone()
+        self.gone()
 
-    def _gone(self) -> None:
+    def gone(self) -> None:
+        """Out of the pool, and closed (idempotent)."""
         if not self.taken:
             self.taken = True
+            self.stop_timer()
             self.pool._drop(self)
+
+    def stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
