@@ -238,6 +238,7 @@ class _KeepAlive:
 
     def __init__(self, silent: tuple[int, ...] = (), close_each: bool = False, header: bytes = b"") -> None:
         self.connections = 0
+        self.writers: list[asyncio.StreamWriter] = []
         self.closed = 0  # connections ended (by either side)
         self.arrived = 0
         self.replies = 0
@@ -247,6 +248,7 @@ class _KeepAlive:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self.writers.append(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -356,6 +358,8 @@ def test_a_pool_used_from_a_new_event_loop_starts_empty_there() -> None:
             first = await run(pool, port)
             # the same pool from a loop of its own (another thread), while this one keeps the idle connection
             second = await asyncio.to_thread(lambda: asyncio.run(run(pool, port)))
+            for writer in upstream.writers:  # (the first loop's idle connection: the pool left it to that loop)
+                writer.close()
             return [first, second]
 
     pool = ConnectionPool()
