@@ -24,7 +24,7 @@ from autoparser.errors import TemplateError
 from autoparser.message import ChatMessage
 from autoparser.parser.assemble import GeneratedParser
 from autoparser.parser.markers import core
-from autoparser.parser.regular import signal_char
+from autoparser.parser.regular import RegularReply, signal_char
 from autoparser.reading.streaming import parse_output
 
 from ..support.outputs import CONTENT, REASONING, conversation, outputs, request_tools
@@ -117,15 +117,22 @@ def _engine(generated: GeneratedParser) -> GeneratedParser:
 TEMPLATES = sampled()
 
 
+def _short_paths(template: str) -> list[tuple[str, ChatParams, GeneratedParser, RegularReply, GeneratedParser]]:
+    """(shape, params, its generated parser, its short path, the same parser without it) for each request shape of
+    ``template`` whose parser has a short path."""
+    found = []
+    for shape, params in _shapes(template):
+        generated = params._generated
+        if generated.regular is not None:
+            found.append((shape, params, generated, generated.regular, _engine(generated)))
+    return found
+
+
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_the_short_path_reads_what_the_engine_reads(template: str) -> None:
     answered = 0
-    for shape, params in _shapes(template):
-        generated = params._generated
-        regular = generated.regular
-        if regular is None:
-            continue
-        engine = _engine(generated)
+    paths = _short_paths(template)
+    for shape, params, generated, regular, engine in paths:
         near = [core(m) for m in (*(generated.markup or ()), regular.start, regular.end) if core(m)]
         for text in _replies(template, params):
             for cut in _cuts(text, near):
@@ -137,7 +144,7 @@ def test_the_short_path_reads_what_the_engine_reads(template: str) -> None:
                 slow = parse_output(engine, piece)
                 assert _fields(fast) == _fields(slow), f"{shape}: {piece!r}"
                 assert _fields(parse_output(generated, piece)) == _fields(fast)
-    if any(p._generated.regular is not None for _, p in _shapes(template)):
+    if paths:
         assert answered, "the short path never answered"
 
 
@@ -163,12 +170,7 @@ def test_damaged_replies_read_as_the_engine_reads_them(template: str) -> None:
     """Wherever the short path still answers a damaged reply (seeded random damage: :func:`_damaged`), it answers as
     the engine does."""
     rng = random.Random(f"damage:{template}")
-    for _shape, params in _shapes(template):
-        generated = params._generated
-        regular = generated.regular
-        if regular is None:
-            continue
-        engine = _engine(generated)
+    for _shape, params, generated, regular, engine in _short_paths(template):
         for text in _replies(template, params):
             for _ in range(12):
                 piece = _damaged(text, rng)

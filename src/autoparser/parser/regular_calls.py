@@ -31,7 +31,7 @@ from .calls.tools_json import ARGUMENT_KEYS
 from .markers import core, is_word_marker
 from .request import ParseRequest
 
-__all__ = ["STRICT_JSON", "RegularCalls", "WrappedCalls", "wrapped_calls"]
+__all__ = ["STRICT_JSON", "RegularCalls", "WrappedCalls", "first_opener", "wrapped_calls"]
 
 _WS = "[ \t\r\n]*"  # JSON's whitespace (what ``json`` skips, and no more)
 # A special token before bare calls (Llama 3's `<|python_tag|>`): what the engine reads there (tools_json.SPECIAL_TOKEN)
@@ -48,6 +48,16 @@ class RegularCalls(Protocol):
     def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
         """The calls of ``text[at:]``, or None where it is not such calls alone (the engine's to read)."""
         ...
+
+
+def first_opener(text: str, openers: tuple[str, ...]) -> int:
+    """Where the first of ``openers`` found in ``text`` starts (-1: none of them)."""
+    found = -1
+    for opener in openers:
+        at = text.find(opener)
+        if at >= 0 and (found < 0 or at < found):
+            found = at
+    return found
 
 
 def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -84,12 +94,7 @@ class WrappedCalls:
 
     def find(self, text: str) -> int:
         """Where the first opener is in ``text`` (-1: none)."""
-        found = -1
-        for opener in self.openers:
-            at = text.find(opener)
-            if at >= 0 and (found < 0 or at < found):
-                found = at
-        return found
+        return first_opener(text, self.openers)
 
     def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
         """The calls of ``text[at:]`` (which starts with the opener), or None where it is not such calls alone."""

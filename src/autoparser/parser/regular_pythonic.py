@@ -27,7 +27,7 @@ from ..message import ToolCall, built_call, new_call_id
 from ..peg.json_scan import OK, scan_json
 from .calls.python_literals import python_literal_to_json
 from .calls.tools_pythonic import COMMON_WRAPPERS, split_wrapper
-from .regular_calls import STRICT_JSON
+from .regular_calls import STRICT_JSON, first_opener
 from .request import ParseRequest
 
 __all__ = ["PythonicCalls", "pythonic_calls"]
@@ -53,12 +53,7 @@ class PythonicCalls:
 
     def find(self, text: str) -> int:
         """Where the first opener is in ``text`` (-1: none)."""
-        found = -1
-        for opener in self.openers:
-            at = text.find(opener)
-            if at >= 0 and (found < 0 or at < found):
-                found = at
-        return found
+        return first_opener(text, self.openers)
 
     def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
         """The calls of ``text[at:]`` (which starts with an opener), or None where it is not such a list alone."""

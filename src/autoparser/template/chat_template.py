@@ -157,18 +157,19 @@ class JinjaChatTemplate:
         **extra_context: Any,
     ) -> str:
         """Render the conversation. ``enable_thinking=None`` leaves the variable undefined."""
-        context: dict[str, Any] = {
-            "bos_token": self.bos_token,
-            "eos_token": self.eos_token,
-            "documents": None,
-            **extra_context,
-            "messages": with_reasoning_aliases(messages),
-            "tools": data_copy(list(tools)) if tools is not None else None,
-            "add_generation_prompt": add_generation_prompt,
-        }
+        context = self._variables(enable_thinking, extra_context)
+        context["messages"] = with_reasoning_aliases(messages)
+        context["tools"] = data_copy(list(tools)) if tools is not None else None
+        context["add_generation_prompt"] = add_generation_prompt
+        return self.render_context(context)
+
+    def _variables(self, enable_thinking: bool | None, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """The render context :meth:`render` gives besides the conversation, its tools and ``add_generation_prompt``
+        (which it sets after these: a key of ``extra`` by one of those names does not count)."""
+        context = {"bos_token": self.bos_token, "eos_token": self.eos_token, "documents": None, **extra}
         if enable_thinking is not None:
             context["enable_thinking"] = enable_thinking
-        return self.render_context(context)
+        return context
 
     def plain_context(
         self, names: tuple[str, ...], enable_thinking: bool | None, extra: Mapping[str, Any]
@@ -176,9 +177,7 @@ class JinjaChatTemplate:
         """What the context of :meth:`render` (with ``enable_thinking`` and ``extra``) gives each of ``names``, as
         (type, value) pairs (``True`` and ``1`` print differently), ``(type(None), _UNSET)`` where it gives nothing;
         None where a value is not plain (a str, number, bool or None) and cannot key a cache."""
-        context = {"bos_token": self.bos_token, "eos_token": self.eos_token, "documents": None, **extra}
-        if enable_thinking is not None:
-            context["enable_thinking"] = enable_thinking
+        context = self._variables(enable_thinking, extra)
         values = []
         for name in names:
             value = context.get(name, _UNSET)
