@@ -9,14 +9,21 @@ by .ci/run) and on a seeded sample of them elsewhere (a third, chosen by a hash 
 xdist worker picks the same), which keeps the README's test command within minutes on a 2-core machine. The cases
 left out are reported as deselected, never as passed; tests over the whole set at once (tables, docs, counts) and
 tests of named templates always run. tests/support/sample.py holds the sample, for tables built at collection.
+
+The disk cache (autoparser/disk_cache.py) is off for the whole run, the processes the tests start included: every
+test computes what it checks, whatever an earlier run left on this machine. tests/test_disk_cache.py turns it on in
+folders of its own.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 from hypothesis import settings
+
+os.environ["AUTOPARSER_CACHE_DIR"] = "off"  # before any test runs (see the module docstring)
 
 from autoparser import bundled_templates
 

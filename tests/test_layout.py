@@ -25,6 +25,7 @@ PACKAGE = ROOT / "src" / "autoparser"
 FLOORS: dict[str, int] = {
     "errors": 0,
     "cache": 0,
+    "disk_cache": 0,
     "peg": 1,
     "template": 1,
     "templates": 1,

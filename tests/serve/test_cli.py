@@ -118,7 +118,11 @@ def test_the_core_does_not_import_the_serve_extra() -> None:
     )
     src = str(Path(serve_package.__file__).parents[2])
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src}, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": src, "AUTOPARSER_CACHE_DIR": "off"},
+        check=True,
     )
     assert done.stdout.strip() == "[]"
 

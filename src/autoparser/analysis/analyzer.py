@@ -12,6 +12,8 @@ import re
 import threading
 from collections import OrderedDict
 
+from .. import disk_cache
+from ..disk_cache import digest
 from ..template.capabilities import probe_capabilities
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from ..template.switches import probe_switches
@@ -48,11 +50,23 @@ def analyze_template(template: RenderableTemplate, name: str = "<string>") -> Te
             _cache.move_to_end(key)
             # Identical sources under another name (Hermes 2 Pro and Hermes 3 share one) share the work.
             return cached if cached.template == name else dataclasses.replace(cached, template=name)
-    result = _analyze(template, name)
+    result = _from_disk_or_analyze(template, name)
     with _lock:
         _cache[key] = result
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
+    return result
+
+
+def _from_disk_or_analyze(template: RenderableTemplate, name: str) -> TemplateAnalysis:
+    """The analysis a process saved before for this source and these tokens (:mod:`autoparser.disk_cache`), or a new
+    one, saved for the next process."""
+    key = digest(template.source, template.bos_token, template.eos_token)
+    saved = disk_cache.load("analysis", key)
+    if isinstance(saved, TemplateAnalysis):
+        return saved if saved.template == name else dataclasses.replace(saved, template=name)
+    result = _analyze(template, name)
+    disk_cache.save("analysis", key, result)
     return result
 
 

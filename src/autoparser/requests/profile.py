@@ -21,8 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .. import disk_cache
 from ..analysis.diff import common_prefix_len
 from ..analysis.model import TemplateAnalysis
+from ..disk_cache import digest
 from ..template.probing import ProbeRenderer, RenderableTemplate
 from .content_format import ContentFormat, content_format
 
@@ -85,7 +87,18 @@ class _Key:
 
 @functools.lru_cache(maxsize=512)  # per template: more than the bundled set, so a loop over all never thrashes
 def _profile(key: _Key) -> RequestProfile:
+    """Read from the disk cache where a process worked it out before (:mod:`autoparser.disk_cache`)."""
     template = key.template
+    disk_key = digest(template.source, template.bos_token, template.eos_token)
+    saved = disk_cache.load("profile", disk_key)
+    if isinstance(saved, RequestProfile):
+        return saved
+    profile = _work_out(template)
+    disk_cache.save("profile", disk_key, profile)
+    return profile
+
+
+def _work_out(template: AnalysedTemplate) -> RequestProfile:
     analysis = template.analysis
     fmt = content_format(template.source)
     parts_roles: frozenset[str] = frozenset()
