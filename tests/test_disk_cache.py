@@ -7,6 +7,7 @@ in-memory caches between a "first process" and a "next process", so the second r
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import pickle
@@ -19,6 +20,7 @@ import pytest
 
 from autoparser import ChatTemplate, bundled_templates, disk_cache
 from autoparser.analysis import analyzer
+from autoparser.cli import main
 from autoparser.requests import profile
 from autoparser.template import environment
 
@@ -297,3 +299,35 @@ def test_processes_filling_one_folder_at_once_agree(folder: Path) -> None:
     assert [pickle.loads(blob) for blob in second] == [pickle.loads(blob) for blob in first[: len(names)]]
     (version,) = folder.iterdir()
     assert not [path for path in version.iterdir() if path.name.startswith(".")]  # no temporary file left
+
+
+def test_the_cache_command_shows_and_clears(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ChatTemplate.load("Qwen3.5-4B").apply(CONVERSATION[1:2], tools=TOOLS)
+    assert main(["cache", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    version = disk_cache.cache_folder()
+    assert shown["used"] and shown["root"] == str(folder) and shown["folder"] == str(version)
+    assert shown["files"] == 3 and shown["bytes"] == sum(path.stat().st_size for path in version.iterdir())
+    assert main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out.startswith("removed 3 files\ndisk cache: ")
+    assert list(version.iterdir()) == []
+
+
+@pytest.mark.parametrize("setting", ["off", "shared"])
+def test_the_cache_command_says_why_it_is_not_used(
+    setting: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(disk_cache.ENV, "off" if setting == "off" else str(shared))
+    assert main(["cache"]) == 0
+    said = capsys.readouterr().out
+    assert said == (
+        "disk cache off: AUTOPARSER_CACHE_DIR='off'\n"
+        if setting == "off"
+        else f"disk cache not used: {shared} is not a folder of this user's that only this user can write\n"
+    )
+    assert main(["cache", "--clear", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["removed"] == 0 and not shown["used"] and shown["files"] == 0

@@ -27,7 +27,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates
+from . import ChatMessage, ChatParams, ChatTemplate, __version__, bundled_templates, disk_cache
 from .analysis.model import CallIdPosition, ReasoningSwitch, TemplateAnalysis, ToolFormatMode
 from .errors import AutoparserError, SchemaError, TemplateError
 from .message import MessageDelta
@@ -130,6 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _check_arguments(commands)
     _batch_arguments(commands)
+    cache = commands.add_parser(
+        "cache",
+        help="show or clear the disk cache of compiled and analysed templates",
+        description="Show where the disk cache of the work done once per template (Jinja's compile, the analysis, "
+        "the request profile) is and what it holds, or why it is not used. $AUTOPARSER_CACHE_DIR moves it; "
+        "AUTOPARSER_CACHE_DIR=off turns it off.",
+    )
+    cache.add_argument("--clear", action="store_true", help="remove every entry (the next process recomputes them)")
+    cache.add_argument("--json", action="store_true", help="print the state as JSON")
     _serve_arguments(commands)
     return parser
 
@@ -1042,8 +1051,36 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _cache(args: argparse.Namespace) -> int:
+    removed = disk_cache.clear() if args.clear else None
+    state = disk_cache.state()
+    report = {
+        "folder": str(state.folder) if state.folder else None,
+        "root": str(state.root) if state.root else None,
+        "files": state.files,
+        "bytes": state.bytes,
+        "used": state.folder is not None,
+        "reason": state.reason,
+    }
+    if removed is not None:
+        report["removed"] = removed
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    if state.folder is None:
+        print(f"disk cache {state.reason}")
+        return 0
+    if removed is not None:
+        print(f"removed {removed} files")
+    print(
+        f"disk cache: {state.root} ({state.files} files, {state.bytes / 1e6:.1f} MB; this version: {state.folder.name})"
+    )
+    return 0
+
+
 _COMMANDS = {
     "analyze": _analyze,
+    "cache": _cache,
     "parse": _parse,
     "grammar": _grammar,
     "check": _check,

@@ -36,10 +36,11 @@ import stat
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEEP_VERSIONS", "MAX_ENTRIES", "cache_folder", "digest", "load", "save"]
+__all__ = ["KEEP_VERSIONS", "MAX_ENTRIES", "DiskCacheState", "cache_folder", "clear", "digest", "load", "save", "state"]
 
 ENV = "AUTOPARSER_CACHE_DIR"
 OFF = frozenset({"", "off", "0", "false", "no", "none"})
@@ -47,7 +48,7 @@ KEEP_VERSIONS = 4
 MAX_ENTRIES = 4096  # files per version folder (1 to 100 KB each): three kinds for over 1,000 templates
 _PACKAGE = Path(__file__).resolve().parent
 _lock = threading.Lock()
-_folders: dict[str, Path | None] = {}  # the setting's value -> the version folder (None: not usable)
+_folders: dict[str, tuple[Path | None, Path | None, str]] = {}  # the setting's value -> what _open() made of it
 _code_version: str | None = None
 
 
@@ -94,8 +95,24 @@ def save(kind: str, key: str, value: Any) -> None:
         return
 
 
+@dataclass(frozen=True)
+class DiskCacheState:
+    """Where the cache is and what it holds (``autoparser cache``), or why it is not used."""
+
+    root: Path | None  # the folder that holds one folder per code version
+    folder: Path | None  # this code version's, None where the cache is not used
+    files: int  # in every code version's folder
+    bytes: int
+    reason: str  # why the cache is not used ("" where it is)
+
+
 def cache_folder() -> Path | None:
     """The folder this process's code version reads and writes, or None where the cache is off or not safe."""
+    return _opened()[0]
+
+
+def _opened() -> tuple[Path | None, Path | None, str]:
+    """(this version's folder or None, the root, why the folder is None) for the current setting, decided once."""
     setting = os.environ.get(ENV)
     key = "\0default" if setting is None else setting
     try:
@@ -108,22 +125,56 @@ def cache_folder() -> Path | None:
         return _folders[key]
 
 
-def _open(setting: str | None) -> Path | None:
+def _open(setting: str | None) -> tuple[Path | None, Path | None, str]:
     if setting is not None and setting.strip().lower() in OFF:
-        return None
+        return None, None, f"off: {ENV}={setting!r}"
     root = Path(setting).expanduser() if setting is not None else _default_root()
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(root):
-            return None
+            return None, root, f"not used: {root} is not a folder of this user's that only this user can write"
         folder = root / _version()
         folder.mkdir(mode=0o700, exist_ok=True)
         if not _private(folder):
-            return None
+            return None, root, f"not used: {folder} is not a folder of this user's that only this user can write"
         _drop_old_versions(root, folder)
-    except OSError:
-        return None
-    return folder
+    except OSError as err:
+        return None, root, f"not used: {err}"
+    return folder, root, ""
+
+
+def state() -> DiskCacheState:
+    """Where the cache is, how many files and bytes it holds, or why it is not used."""
+    folder, root, reason = _opened()
+    files = size = 0
+    if folder is not None and root is not None:
+        for version in _versions(root):
+            with contextlib.suppress(OSError), os.scandir(version) as entries:
+                for entry in entries:
+                    with contextlib.suppress(OSError):
+                        size += entry.stat(follow_symlinks=False).st_size
+                        files += 1
+    return DiskCacheState(root, folder, files, size, reason)
+
+
+def clear() -> int:
+    """Remove every entry of every code version (the folders stay); returns the number of files removed."""
+    folder, root, _ = _opened()
+    removed = 0
+    if folder is None or root is None:
+        return 0
+    for version in _versions(root):
+        with contextlib.suppress(OSError), os.scandir(version) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
+
+
+def _versions(root: Path) -> list[Path]:
+    """The code versions' folders under ``root`` (named by :func:`_version`)."""
+    return [entry for entry in root.iterdir() if entry.name.startswith("v-") and entry.is_dir()]
 
 
 def _default_root() -> Path:
@@ -160,7 +211,7 @@ def _version() -> str:
 
 def _drop_old_versions(root: Path, keep: Path) -> None:
     """Remove the oldest other code versions' folders while more than :data:`KEEP_VERSIONS` exist."""
-    versions = [entry for entry in root.iterdir() if entry.name.startswith("v") and entry.is_dir() and entry != keep]
+    versions = [entry for entry in _versions(root) if entry != keep]
     if len(versions) < KEEP_VERSIONS:
         return
     versions.sort(key=lambda entry: entry.stat().st_mtime)
