@@ -331,3 +331,37 @@ def test_the_cache_command_says_why_it_is_not_used(
     assert main(["cache", "--clear", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["removed"] == 0 and not shown["used"] and shown["files"] == 0
+
+
+def test_warming_leaves_nothing_for_the_next_process(folder: Path, computed: list[str], tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    sources = {name: ChatTemplate.load(name).source for name in ("Qwen3.5-4B", "meta-llama-Llama-3.1-8B-Instruct")}
+    config = {
+        "chat_template": [
+            {"name": "default", "template": sources["Qwen3.5-4B"]},
+            {"name": "tool_use", "template": sources["meta-llama-Llama-3.1-8B-Instruct"]},
+        ]
+    }
+    (model / "tokenizer_config.json").write_text(json.dumps(config))
+    assert main(["cache", "--warm", "GLM-5.2", str(model)]) == 0
+    assert sorted(computed).count("_analyze") == 3
+    _forget()
+    computed.clear()
+    for template in (*ChatTemplate.from_pretrained(model).templates.values(), ChatTemplate.load("GLM-5.2")):
+        template.apply(CONVERSATION[1:2], tools=TOOLS)
+    assert "_analyze" not in computed and "_compile_source" not in computed and "_work_out" not in computed
+
+
+def test_warming_without_a_usable_cache_fails(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(disk_cache.ENV, "off")
+    assert main(["cache", "--warm", "GLM-5.2"]) == 1
+    assert "nothing to warm: the disk cache is off: AUTOPARSER_CACHE_DIR='off'" in capsys.readouterr().err
+
+
+def test_root_and_this_user_are_trusted_owners(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "getuid", lambda: 4242)
+    assert disk_cache._trusted(4242) and disk_cache._trusted(0)
+    assert not disk_cache._trusted(4243) and not disk_cache._trusted(1)

@@ -138,6 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
         "AUTOPARSER_CACHE_DIR=off turns it off.",
     )
     cache.add_argument("--clear", action="store_true", help="remove every entry (the next process recomputes them)")
+    cache.add_argument(
+        "--warm",
+        nargs="+",
+        metavar="TEMPLATE",
+        default=[],
+        help="compile and analyse these templates now (bundled names, files or model directories), so that the next "
+        "process finds them: e.g. in an image's build step, run as the user that serves",
+    )
+    cache.add_argument("--all", action="store_true", help="warm every bundled template")
     cache.add_argument("--json", action="store_true", help="print the state as JSON")
     _serve_arguments(commands)
     return parser
@@ -1052,7 +1061,18 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _cache(args: argparse.Namespace) -> int:
+    from .requests.profile import request_profile
+
     removed = disk_cache.clear() if args.clear else None
+    specs = list(args.warm) + (bundled_templates() if args.all else [])
+    if specs and disk_cache.cache_folder() is None:
+        raise _Failure(f"nothing to warm: the disk cache is {disk_cache.state().reason}")
+    for spec in specs:
+        for template in _load(spec).templates.values():
+            try:
+                request_profile(template)  # (the compile and the analysis with it)
+            except AutoparserError as err:
+                raise _Failure(_in(spec, err)) from None
     state = disk_cache.state()
     report = {
         "folder": str(state.folder) if state.folder else None,
@@ -1064,6 +1084,8 @@ def _cache(args: argparse.Namespace) -> int:
     }
     if removed is not None:
         report["removed"] = removed
+    if specs:
+        report["warmed"] = len(specs)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -1072,9 +1094,10 @@ def _cache(args: argparse.Namespace) -> int:
         return 0
     if removed is not None:
         print(f"removed {removed} files")
-    print(
-        f"disk cache: {state.root} ({state.files} files, {state.bytes / 1e6:.1f} MB; this version: {state.folder.name})"
-    )
+    if specs:
+        print(f"warmed {len(specs)} template{'s' if len(specs) != 1 else ''}")
+    held = f"{state.files} files, {state.bytes / 1e6:.1f} MB"
+    print(f"disk cache: {state.root} ({held}; this version's folder: {state.folder.name})")
     return 0
 
 

@@ -14,15 +14,17 @@ Jinja's version, the Python implementation and the pickle protocol. Folders of o
 while more than :data:`KEEP_VERSIONS` exist, and a folder keeps at most :data:`MAX_ENTRIES` files (the oldest go
 first).
 
-Trust. Loading a pickle or a code object runs code, so the cache is used only where nobody else can write: the
-folder and its parent must belong to this user and be writable by no one else (as ssh treats its keys); otherwise
-nothing is read or written. A file that cannot be read back (cut short, from a crashed writer, tampered with) counts
-as missing and is written again; a write goes to a temporary file renamed into place, so parallel workers never see
-half a file; a write that fails (a read-only home, a full disk) costs the time and nothing else.
+Trust. Loading a pickle or a code object runs code, so the cache is used only where nobody else can write: its
+folder and the folder of this code version must belong to this user (or to root: a cache warmed in an image's build
+step) and be writable by no one else (as ssh treats its keys); otherwise nothing is read or written. A file that
+cannot be read back (cut short, from a crashed writer, tampered with) counts as missing and is written again; a write
+goes to a temporary file renamed into place, so parallel workers never see half a file; a write that fails (a
+read-only home, a full disk) costs the time and nothing else.
 
 Where: ``$AUTOPARSER_CACHE_DIR``, else ``$XDG_CACHE_HOME/autoparser``, else ``~/.cache/autoparser``.
 ``AUTOPARSER_CACHE_DIR=off`` (or empty) turns it off; the test suite runs with it off, so that every test computes
-what it checks (tests/test_disk_cache.py tests the cache itself).
+what it checks (tests/test_disk_cache.py tests the cache itself). ``autoparser cache`` says where it is and what it
+holds (or why it is not used), ``--clear`` empties it, ``--warm TEMPLATE...`` fills it.
 """
 
 from __future__ import annotations
@@ -183,12 +185,18 @@ def _default_root() -> Path:
 
 
 def _private(path: Path) -> bool:
-    """Whether ``path`` is a real folder of this user that no one else can write."""
+    """Whether ``path`` is a real folder, of a trusted owner (:func:`_trusted`), that no one else can write."""
     info = path.lstat()
     if not stat.S_ISDIR(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return False
+    return _trusted(info.st_uid)
+
+
+def _trusted(owner: int) -> bool:
+    """This user, or root: a cache warmed by root in an image's build step is read by the user that serves (its
+    writes then fail, harmlessly), as Python reads ``__pycache__`` in a root-owned site-packages."""
     getuid = getattr(os, "getuid", None)
-    return getuid is None or info.st_uid == getuid()
+    return getuid is None or owner in (getuid(), 0)
 
 
 def _version() -> str:
