@@ -349,6 +349,20 @@ def test_bare_values_where_the_template_writes_them(written: str, expected: dict
     assert not check_stream(params, char_chunks(output), message)
 
 
+@pytest.mark.parametrize("junk", ["x", "\udfffzq29kxq", " and more", "), (x"])
+def test_a_bare_value_does_not_run_into_the_next_lines_call(junk: str) -> None:
+    """Bare text may span lines, but a damaged call end (text after its ``)``) must not turn the call on the next line
+    into text of its value: the first call is broken (warned), and the second is not silently its argument."""
+    name = "google-ai-edge-LiteRT-LM-Gemma3n"
+    output = f"```tool_code\nget_weather(city=Zanzibar){junk}\nget_weather(city=ZNZ)\n```"
+    params = chat(name)
+    message, failures = check_parse(params, output, words=["Zanzibar", "ZNZ"], expected_calls=2)
+    assert not failures, failures
+    assert message is not None and message.warnings
+    assert "ZNZ" not in message.tool_calls[0].arguments
+    assert not check_stream(params, char_chunks(output), message)
+
+
 def test_bare_values_only_where_the_template_writes_them() -> None:
     """MiniCPM3 quotes its strings: ``city=Paris`` is not a value there. The call committed at ``city=`` (a stream
     showed it), so it stays as far as it went (no argument reads: ``{}``), repaired; the rest of the call, up to its

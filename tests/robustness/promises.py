@@ -134,6 +134,9 @@ def _stray(marker: str, content: str) -> bool:
     return re.search(re.escape(marker) + r"\s*[\[{]", content) is not None
 
 
+_FENCE_TAG = re.compile(r"```[A-Za-z0-9_+-]+")  # a fence and its info string (parser/markers.py, language_tag)
+
+
 def check_parse(
     params: ChatParams,
     text: str,
@@ -155,7 +158,10 @@ def check_parse(
         return None, [_crash("parse()", error)]
     failures: list[Failure] = []
     kept = kept_text(message)
-    lost = sorted(w for w in set(words) if w in text and w not in kept)
+    # A code fence's info string (```json, ```python: models retag the fence a prompt showed them) is markup where the
+    # parser reads the fence as structure; a word that stands only there is not lost.
+    untagged = _FENCE_TAG.sub("```", text)
+    lost = sorted(w for w in set(words) if w in untagged and w not in kept)
     if lost:
         failures.append(Failure("P2", f"lost {lost}"))
     # A call of a tool the request does not declare (a damaged name, say) is returned as written, `{}` too: warned.

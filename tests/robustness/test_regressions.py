@@ -20,7 +20,7 @@ from ..support.outputs import chat, render_calls
 from ..support.sample import sampled
 from .fuzzing import schema_chat
 from .mutations import DEEP_PLACEHOLDER
-from .promises import char_chunks, check_stream, kept_text, random_chunks
+from .promises import char_chunks, check_parse, check_stream, kept_text, random_chunks
 
 USER = [{"role": "user", "content": "What is the weather?"}]
 WEATHER = function_tool(
@@ -321,3 +321,21 @@ def test_g_the_stream_never_retracts(template: str, schema: bool, text: str) -> 
     params = schema_chat(template) if schema else chat(template)
     for end in range(max(1, len(text) - 24), len(text) + 1):  # (the cuts before its end too)
         _assert_stream_equals_parse(params, text[:end])
+
+
+# --- a fence retagged by the model (fuzz seed 20261128) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ["json", "python", "zq7rwh", ""])
+def test_a_retagged_fence_still_opens_the_calls_and_its_tag_is_markup(tag: str) -> None:
+    """Command R+'s prompt shows its calls in a ```json fence; models retag it (```python) or drop the tag. The call
+    is read either way, and the tag is fence markup, not lost text; the promise checker knows that much and no more
+    (the marker word before the fence, also markup, is what it would report as lost if a test asked for it)."""
+    params = chat("CohereForAI-c4ai-command-r-plus-tool_use")
+    text = f'Action:```{tag}\n[{{"tool_name": "get_weather", "parameters": {{"city": "Paris"}}}}]\n```'
+    message, failures = check_parse(params, text, words=[tag, "Paris"] if tag else ["Paris"], expected_calls=1)
+    assert not failures, failures
+    assert message is not None
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+    _, failures = check_parse(params, text, words=["Action"])
+    assert [f.promise for f in failures] == ["P2"]

@@ -46,7 +46,10 @@ _NEXT_ARGUMENT = p.literal(",") + p.space() + _NEXT_NAME
 _SPACED_ARGUMENT = p.chars("[ \t]", 1) + _NEXT_NAME  # the next argument where the template separates them by a space
 _NEXT_CALL = p.literal(",") + p.space() + p.choice(IDENTIFIER + p.space() + "(", "]", p.end())
 _CALL_END = p.literal(")") + p.chars("[ \t]", 0) + p.choice(p.end(), p.chars("[\r\n\\];`<]", 1, 1), _NEXT_CALL)
-_BARE_CHUNK = p.until_one_of([",", ")"])
+_BARE_CHUNK = p.until_one_of([",", ")", "\n"])
+# A line that opens a call (`name(` then `key=` or `)`): bare text may run over line breaks, but not into the next
+# call. (A damaged call end, `city=Zanzibar)x` then a call on the next line, would otherwise take that call as text.)
+_LINE_CALL = p.literal("\n") + p.chars("[ \t]", 0) + IDENTIFIER + "(" + p.space() + p.choice(_NEXT_NAME, ")")
 # What follows a complete literal value: the next argument (after a comma, or whitespace) or the call's end. A quote
 # that a comma follows but no next argument (`"a", b"`) or a name written right after it (`"a"b=1"`) closes no
 # literal: the string is one whose inner quotes are not escaped (see _loose_string).
@@ -60,13 +63,15 @@ _LOOSE = "loose-string"  # tag (inside the keyword-argument parser only): a stri
 
 
 def _bare_text(spaced: bool) -> p.Parser:
-    """Unquoted text up to the end of its argument; it may hold ``,`` and ``)`` that end nothing (``spaced``: the
-    template separates arguments by a space, so a space before ``name=`` ends it too)."""
+    """Unquoted text up to the end of its argument; it may hold ``,`` and ``)`` that end nothing and line breaks
+    that open no call (``spaced``: the template separates arguments by a space, so a space before ``name=`` ends it
+    too)."""
     if spaced:
-        chunk = p.until_one_of([",", ")", " ", "\t"])
-        inner = p.negate(p.choice(_NEXT_ARGUMENT, _CALL_END, _SPACED_ARGUMENT)) + p.chars("[,) \t]", 1, 1) + chunk
+        chunk = p.until_one_of([",", ")", " ", "\t", "\n"])
+        stops = p.choice(_NEXT_ARGUMENT, _CALL_END, _SPACED_ARGUMENT, _LINE_CALL)
+        inner = p.negate(stops) + p.chars("[,) \t\n]", 1, 1) + chunk
         return chunk + p.zero_or_more(inner)
-    inner = p.negate(p.choice(_NEXT_ARGUMENT, _CALL_END)) + p.chars("[,)]", 1, 1) + _BARE_CHUNK
+    inner = p.negate(p.choice(_NEXT_ARGUMENT, _CALL_END, _LINE_CALL)) + p.chars("[,)\n]", 1, 1) + _BARE_CHUNK
     return _BARE_CHUNK + p.zero_or_more(inner)
 
 
