@@ -27,9 +27,10 @@ from autoparser.analysis.model import TemplateAnalysis, ToolFormatMode
 from autoparser.parser.assemble import GeneratedParser
 from autoparser.parser.markers import core
 from autoparser.parser.regular_pythonic import PythonicCalls
+from autoparser.parser.regular_tagged import TaggedCalls
 from autoparser.reading.streaming import parse_output
 
-from ..support.outputs import outputs, request_tools
+from ..support.outputs import outputs, render_calls, request_tools
 from ..support.sample import ALL_TEMPLATES, sampled
 from .test_regular_replies import PLAIN_CONTENT, PLAIN_REASONING, _cuts, _damaged, _engine, _fields, _shapes
 
@@ -319,6 +320,84 @@ def _pythonic_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
     return list(dict.fromkeys([*texts, *replies]))
 
 
+# Values of the weather tool's parameters a tagged call may hold (TOOLS in autoparser/check/cases.py): strings with
+# markup, layout and odd characters; numbers, booleans and null in and out of their types; containers (the engine's).
+_TAGGED_VALUES: list[dict[str, object]] = [
+    {"city": "Paris", "days": 3},
+    {"city": "", "days": -1, "temp": 1.5, "metric": True, "note": None},
+    {"city": " Paris ", "temp": -0.5e3, "metric": False, "note": 7, "unit": "celsius"},
+    {"city": "a\nb", "days": "three"},
+    {"city": "a\r\nb\n\n", "days": 1.5},
+    {"city": "\nParis", "temp": "1e400"},
+    {"city": "Paris\n", "metric": "yes"},
+    {"city": "Paris\r", "note": "null"},
+    {"city": "x < y > z", "remark": "<b>bold</b> & </b"},
+    {"city": '\u00e9 \u2028 \x01 \\ "q"', "remark": "\x0b\x0c"},
+    {"city": "Paris", "tags": ["a", "b"]},
+    {"city": "Paris", "options": {"k": 1}},
+    {"city": "Paris", "unknown": 1},
+    {"remark": '{"a": 1}', "note": "[1]", "days": "03"},
+    {"days": " 3 ", "temp": "NaN", "metric": "True"},
+]
+
+
+def _tagged_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
+    """Tagged calls (Qwen3-Coder, GLM, Seed-OSS) as the template renders them, with every kind of value, and varied:
+    markers inside values, other layouts and whitespace, dropped or doubled end tags, text around, reasoning before."""
+    fmt, args = analysis.tools.format, analysis.tools.arguments
+    opener = core(fmt.per_call_start)
+
+    def rendered(*calls: tuple[str, dict[str, object]]) -> str:
+        text = render_calls(template, calls) or ""
+        return text[text.find(opener) :] if opener in text else text
+
+    base = rendered(("get_weather", {"city": "Paris", "days": 3}))
+    two = rendered(("get_weather", {"city": "Paris", "days": 3}), ("get", {"city": "x"}))
+    function = analysis.tools.function
+    written = (fmt.per_call_start, fmt.per_call_end, args.name_prefix, args.name_suffix, args.value_prefix)
+    markers = sorted({core(m) for m in (*written, args.value_suffix, function.close, function.name_prefix)} - {""})
+    three = rendered(("get", {"city": "y"}), ("ping", {}), ("get", {"city": "z"}))
+    replies = [base, two, rendered(("ping", {})), three]
+    replies += [rendered(("get_weather", values)) for values in _TAGGED_VALUES]
+    replies += [rendered(("get_weather", {"city": f"a {marker} b"})) for marker in markers]
+    replies += [rendered(("no_such_tool", {"city": "x"})), rendered(("get_weather", {"city": "x", "city_code": "y"}))]
+    replies += [
+        f"{PLAIN_CONTENT}\n{base}",
+        f"{PLAIN_CONTENT}\n\n{two}\n",
+        f"  {base} \n\t",
+        f"{base}\x0c",
+        f"{base}\n{PLAIN_CONTENT}",
+        f"{base}<|im_end|>",
+        f"{base}{base}",
+        f"{base}\n\n{base}",
+        base.replace("\n", "\r\n"),
+        base.replace("\n", ""),
+        base.replace("\n", "\n\n"),
+        base.replace("\n", " "),
+        base.replace(">", "> "),
+        base.replace("<", " <"),
+        base.replace("=", "= "),
+        base.replace("get_weather", "get_weather "),
+        base.replace("get_weather", " get_weather"),
+        base.replace("city", " city"),
+        base.replace("city", "city "),
+        base.replace("\x0b", ""),
+        base.replace(core(args.value_suffix), "", 1),
+        base.replace(core(args.value_suffix), core(args.value_suffix) * 2, 1),
+        base.replace(core(fmt.per_call_end), ""),
+        base.replace(core(fmt.per_call_end), f"{core(fmt.per_call_end)}x"),
+        base[:-1],
+        f"{core(fmt.per_call_start)}{base}",
+        f"{PLAIN_CONTENT} get_weather(city='Paris')\n{base}",
+    ]
+    for marker in markers:
+        replies += [base.replace(marker, "", 1), base.replace(marker, f"{marker}\x0b", 1)]
+    reasoning = analysis.reasoning
+    replies += _after_reasoning(core(reasoning.start), core(reasoning.end), base, two)
+    texts = [o.text for o in outputs(template) if o.calls]
+    return list(dict.fromkeys(r for r in [*texts, *replies] if r))
+
+
 def _after_reasoning(start: str, end: str, calls: str, more: str) -> list[str]:
     """Call replies ``calls`` (and ``more`` after content) behind a reasoning block, opened by the reply or the
     prompt: spaced, tight, empty, calls inside the block, the end marker twice (none where there is no block)."""
@@ -346,6 +425,10 @@ def _replies(template: str, generated: GeneratedParser) -> tuple[list[str], list
         shape = _shape(template, generated.layout)
         near = [*shape.markers, *calls.openers, "]", "(", ")", "=", ",", "'", '"', "\\"]
         return _pythonic_calls(template, generated.layout), near
+    if isinstance(calls, TaggedCalls):
+        analysis = ChatTemplate.load(template).analysis
+        near = [calls.opener, calls.closer, calls.key_prefix, calls.key_end, calls.value_suffix, "\n", ">"]
+        return _tagged_calls(template, analysis), [m for m in near if m]
     shape = _shape(template)
     return _calls(template), [*shape.markers, "{", "}", "[", "]", '"', "<|", ";", ","]
 
@@ -441,7 +524,7 @@ def test_the_plain_pythonic_lists_take_the_short_path(template: str) -> None:
             assert _fields(message) == _fields(parse_output(_engine(generated), reply))
 
 
-@pytest.mark.parametrize("template", ["Qwen3-Coder", "openbmb-MiniCPM3-4B", "google-ai-edge-LiteRT-LM-Gemma3n"])
+@pytest.mark.parametrize("template", ["openbmb-MiniCPM3-4B", "google-ai-edge-LiteRT-LM-Gemma3n", "MiniMax-M2"])
 def test_other_call_shapes_keep_the_engine(template: str) -> None:
     params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=request_tools(template))
     regular = params._generated.regular

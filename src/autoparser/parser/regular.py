@@ -42,6 +42,7 @@ from .markers import core
 from .reasoning import WELL_KNOWN_BLOCKS, extracts_reasoning, prefill
 from .regular_calls import RegularCalls, wrapped_calls
 from .regular_pythonic import pythonic_calls
+from .regular_tagged import regular_tagged_calls
 from .request import ParseRequest
 
 __all__ = ["RegularReply", "regular_reply", "signal_char"]
@@ -169,6 +170,12 @@ class RegularReply:
         return True
 
 
+def _calls(analysis: TemplateAnalysis, request: ParseRequest) -> RegularCalls | None:
+    """The regular calls of the template's format, if any: JSON, pythonic or tagged."""
+    found: RegularCalls | None = wrapped_calls(analysis, request) or pythonic_calls(analysis, request)
+    return found or regular_tagged_calls(analysis, request)
+
+
 def regular_reply(
     analysis: TemplateAnalysis, request: ParseRequest, markup: Iterable[str], leftovers: LeftoverMarkers
 ) -> RegularReply | None:
@@ -202,6 +209,6 @@ def regular_reply(
         tuple(ch for ch in signals if ch not in end and ch.isascii()),
         tuple(ch for ch in signals if ch not in end and not ch.isascii()),
         tuple(ch for ch in signals if ch in end),
-        wrapped_calls(analysis, request) or pythonic_calls(analysis, request),
+        _calls(analysis, request),
         opened,
     )

@@ -22,7 +22,7 @@ from ..request import ParseRequest, ToolSpec
 from . import undeclared
 from .tagged_values import json_types, value_tag
 
-__all__ = ["tagged_call", "tagged_calls", "value_stops"]
+__all__ = ["argument_stops", "tagged_call", "tagged_calls", "value_layouts", "value_stops"]
 
 _NAME_CHAR = "[a-zA-Z0-9_.:-]"
 
@@ -85,11 +85,29 @@ def _call_id(tools: ToolsAnalysis) -> p.Parser:
     return p.optional(ident) + (flex(cid.suffix) if core(cid.suffix) else p.space())
 
 
-def _layout(whitespace: str) -> list[str]:
+def value_layouts(whitespace: str) -> list[str]:
     """The spellings of the layout around a value, longest first: what the template writes (line breaks also as
     ``\\r\\n``), and one line break, which models write around values even where their template does not (Seed-OSS)."""
     plain = whitespace.replace("\r\n", "\n")
     return sorted({"\n", "\r\n", *((plain, plain.replace("\n", "\r\n")) if plain else ())}, key=len, reverse=True)
+
+
+def _name_stops(tools: ToolsAnalysis) -> list[str]:
+    """Where an unknown argument name ends: its end marker, but never across markup or lines (a damaged end marker
+    must not let one "name" swallow the rest of the output)."""
+    args = tools.arguments
+    name_end = core(args.name_suffix) or core(args.value_prefix) or core(args.value_suffix)
+    return sorted({name_end, "<", "\n"}, key=len, reverse=True)
+
+
+def argument_stops(tools: ToolsAnalysis) -> list[str]:
+    """Where a tagged value ends, longest first: its end tag after the layout (``\\n</parameter>``) or alone, the
+    call's own markup (:func:`value_stops`), the next argument's opener where a dropped end tag may end it."""
+    args = tools.arguments
+    value_end = core(args.value_suffix)
+    trail = {t + value_end for t in value_layouts(args.value_trail)} if value_end else set()
+    ended = _unclosed_value(tools, _name_stops(tools), core(args.name_suffix) or core(args.value_prefix) or value_end)
+    return sorted({*trail, *value_stops(tools), *ended.stops}, key=len, reverse=True)
 
 
 def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
@@ -104,13 +122,10 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
         name_close = flex(args.name_suffix) if core(args.name_suffix) else p.space()
     # The layout around the value (Qwen3-Coder's line breaks) is markup: one is read before the value, and the
     # value stops before one that precedes its end tag. Other whitespace (spaces, tabs, more breaks) is the value's.
-    lead = p.optional(p.choice(*map(p.literal, _layout(args.value_lead))))
-    trail = {t + value_end for t in _layout(args.value_trail)} if value_end else set()
-    # An unknown name is read up to its end marker, but never across markup or lines: a damaged end marker must
-    # not let one "name" swallow the rest of the output.
-    name_stops = sorted({name_end, "<", "\n"}, key=len, reverse=True)
+    lead = p.optional(p.choice(*map(p.literal, value_layouts(args.value_lead))))
+    name_stops = _name_stops(tools)
     ended = _unclosed_value(tools, name_stops, name_end)
-    stops = sorted({*trail, *value_stops(tools), *ended.stops}, key=len, reverse=True)
+    stops = argument_stops(tools)
 
     def arg(name: p.Parser, kind: str, container: bool = False) -> p.Parser:
         value = p.tag(kind, ended.text(p.until_one_of(stops)))
@@ -172,7 +187,7 @@ def _unclosed_value(tools: ToolsAnalysis, name_stops: list[str], name_end: str) 
     opener, value_end = core(args.name_prefix), core(args.value_suffix)
     if not value_end or not _ends_values(opener) or not name_end:
         return _Unclosed()
-    openers = tuple(sorted({t + opener for t in _layout(args.value_trail)} | {opener}, key=len, reverse=True))
+    openers = tuple(sorted({t + opener for t in value_layouts(args.value_trail)} | {opener}, key=len, reverse=True))
     head = p.space() + p.literal(opener) + p.until_one_of(name_stops) + p.literal(name_end)
     ends = [m for m in dict.fromkeys(core(m) for m in (fn.close, fmt.per_call_end)) if m and is_markup(m)]
     following = p.choice(head, *map(p.literal, ends)) if ends else head
