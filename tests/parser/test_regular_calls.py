@@ -556,3 +556,48 @@ def test_damaged_call_replies_read_as_the_engine_reads_them(template: str) -> No
                 fast = regular.read(generated.prefill, piece)
                 if fast is not None:
                     assert _fields(fast) == _fields(parse_output(engine, piece)), f"{shape}: {piece!r}"
+
+
+TAGGED_CALLS = [
+    "Qwen3-Coder",
+    "Qwen3.5-4B",
+    "GLM-4.6",
+    "GLM-4.7-Flash",
+    "GLM-5.2",
+    "ByteDance-Seed-OSS",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    "stepfun-ai-Step-3.5-Flash",
+]
+
+
+@pytest.mark.parametrize("template", TAGGED_CALLS)
+def test_the_plain_tagged_calls_take_the_short_path(template: str) -> None:
+    """Tagged calls as the template writes them — one call, two, content or reasoning before them — read without the
+    engine, to the engine's arguments (a string raw, numbers, booleans and null typed by the schema)."""
+    tools = request_tools(template)
+    params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=tools)
+    generated = params._generated
+    regular = generated.regular
+    assert regular is not None and isinstance(regular.calls, TaggedCalls)
+    analysis = ChatTemplate.load(template).analysis
+    opener = core(analysis.tools.format.per_call_start)
+    values = {"city": "Paris, France", "days": 3, "temp": -1.5, "metric": True, "note": None, "remark": "a <b> c"}
+
+    def rendered(*calls: tuple[str, dict[str, object]]) -> str:
+        text = render_calls(template, calls) or ""
+        return text[text.find(opener) :]
+
+    reasoning = analysis.reasoning
+    closed = f"{core(reasoning.end)}\n\n" if generated.prefill else ""  # (the prompt opened a reasoning block)
+    one, two = rendered(("get_weather", values)), rendered(("get_weather", values), ("get_weather", values))
+    replies = {1: [one, f"{PLAIN_CONTENT}\n{one}", f"{PLAIN_CONTENT}\n\n{one}\n"], 2: [two]}
+    replies = {count: [closed + reply for reply in texts] for count, texts in replies.items()}
+    if core(reasoning.end):
+        head = "" if generated.prefill else core(reasoning.start)
+        replies[1].append(f"{head}\n{PLAIN_REASONING}\n{core(reasoning.end)}\n\n{PLAIN_CONTENT}\n{one}")
+    for count, texts in replies.items():
+        for reply in texts:
+            message = regular.read(generated.prefill, reply)
+            assert message is not None, reply
+            assert [json.loads(c.arguments) for c in message.tool_calls] == [values] * count
+            assert _fields(message) == _fields(parse_output(_engine(generated), reply))
