@@ -1,5 +1,5 @@
-"""The short path for call replies (parser/regular_calls.py and regular_pythonic.py, through parser/regular.py)
-reads exactly what the engine reads, or leaves the reply to it.
+"""The short path for call replies (parser/regular_calls.py, regular_pythonic.py and regular_tagged.py, through
+parser/regular.py) reads exactly what the engine reads, or leaves the reply to it.
 
 On every bundled template whose analysis takes it (the seeded sample outside CI), in the request shapes of
 test_regular_replies.py: the template's own outputs, and calls built from its own markers — one and two calls,
@@ -7,11 +7,13 @@ content or a reasoning block before them, odd whitespace, a duplicate key (at th
 as a string, NaN, a raw control character, an unknown tool, members in another order or one more, text or the end of
 turn after the calls, markers inside argument strings; bare JSON calls (Llama 3) after special tokens, separated by
 ``;`` or ``,``, in an array; pythonic call lists (LFM2) with every kind of literal, escapes, nested values, values
-that are not literals, positional or repeated arguments, other wrappers — are parsed whole and cut around every
-marker and at a seeded tenth of the other positions. Wherever the short path answers, its message equals the
-engine's field by field (generated ids by shape: two parses never share them), warnings included; the plain shapes
-must take it. Then seeded random damage (characters inserted, dropped or copied from elsewhere, one to three times:
-spaces a model writes, ``\x0b``, quotes, brackets, escapes, special tokens) to every such reply, compared the same way.
+that are not literals, positional or repeated arguments, other wrappers; tagged calls (Qwen3-Coder, GLM) rendered by
+the template with every kind of value, their whitespace and markers changed, dropped or doubled — are parsed whole and
+cut around every marker and at a seeded tenth of the other positions. Wherever the short path answers, its message
+equals the engine's field by field (generated ids by shape: two parses never share them), warnings included; the
+plain shapes must take it. Then seeded random damage (characters inserted, dropped or copied from elsewhere, one to
+three times: spaces a model writes, ``\x0b``, quotes, brackets, escapes, special tokens) to every such reply, compared
+the same way.
 """
 
 from __future__ import annotations

@@ -339,3 +339,29 @@ def test_a_retagged_fence_still_opens_the_calls_and_its_tag_is_markup(tag: str) 
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
     _, failures = check_parse(params, text, words=["Action"])
     assert [f.promise for f in failures] == ["P2"]
+
+
+# --- a call object with two name members (fuzz seed 20261129) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "reply"),
+    [
+        (
+            "Cohere2MoE",
+            '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get", "tool_name": "get_weather", '
+            '"parameters": {"city": "Oslo"}}]<|END_ACTION|>',
+        ),
+        (
+            "Qwen-Qwen2.5-7B-Instruct",
+            '<tool_call>\n{"name": "get", "name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',
+        ),
+    ],
+)
+def test_a_second_name_member_is_noted_and_the_first_kept(template: str, reply: str) -> None:
+    """A stream announces a call with its first name; the whole reply must say the same, and say what it left out."""
+    params = chat(template)
+    message = params.parse(reply)
+    assert [c.name for c in message.tool_calls] == ["get"]
+    assert any("second name 'get_weather'" in w.message for w in message.warnings), message.warnings
+    _assert_stream_equals_parse(params, reply)

@@ -269,6 +269,8 @@ class _CallReading:
     cut: bool = False  # closed by the end of the output instead of its end marker
     missing: list[str] = field(default_factory=list)  # markers the call was read without (dropped special tokens)
     extra_ids: list[AstNode] = field(default_factory=list)  # id members after the first complete one (left out)
+    name_done: bool = False  # the name read is complete
+    extra_names: list[AstNode] = field(default_factory=list)  # name members after the first complete one (left out)
     undeclared: bool = False  # a tool the request does not declare
 
 
@@ -277,7 +279,13 @@ def _read_call(node: AstNode, id_position: str = "none") -> _CallReading:
     for child in _children(node):
         tag = child.tag
         if tag == tags.TOOL_NAME:
+            if reading.name and reading.name_done:
+                # A second name member (`"name": "a", "name": "b"`): a stream announced the call with the first,
+                # so the first is kept, as the first of two ids or equal argument keys is; the other is noted.
+                reading.extra_names.append(child)
+                continue
             reading.name = child.text
+            reading.name_done = not child.is_partial
         elif tag == tags.TOOL_ID:
             if id_position == "before_args" and reading.raw_args is not None:
                 continue  # written after the arguments: a stream announced the call (and its id) before it came
@@ -347,6 +355,8 @@ def _tool_call(
         notes.append((node.start, f"tool {name!r} is not declared in the request"))
     for extra in reading.extra_ids:
         notes.append((extra.start, f"tool call {name!r} has a second id {extra.text.strip()!r}: the first is kept"))
+    for extra in reading.extra_names:
+        notes.append((extra.start, f"tool call {name!r} has a second name {extra.text.strip()!r}: the first is kept"))
     complete = not node.is_partial
     strange = [m for m in reading.unknown if _member_key(m) not in _ORDINARY_MEMBERS]
     status = CallStatus.COMPLETE
