@@ -73,10 +73,14 @@ def _replies(template: str, params: ChatParams) -> list[str]:
             ]
     # each markup character the short path watches for, slipped into a plain answer and a plain block
     generated = params._generated
-    for literal in sorted({*(generated.markup or ()), *generated.leftovers.calls, *generated.leftovers.tool_names}):
+    leftovers = generated.leftovers
+    literals = {*leftovers.calls, *leftovers.words, *leftovers.reasoning, *leftovers.tool_names}
+    for literal in sorted({*(generated.markup or ()), *literals}):
         if literal:
             texts.append(f"{PLAIN_CONTENT[:20]}{literal}{PLAIN_CONTENT[20:]}")
             texts.append(f"{PLAIN_CONTENT[:20]}{signal_char(literal)}{PLAIN_CONTENT[20:]}")
+            # (where the literal itself is the signal, its pieces are plain text: `to=functions` without its dot)
+            texts.append(f"{PLAIN_CONTENT[:20]}{literal[:-1]} {literal[1:]}{PLAIN_CONTENT[20:]}")
             if end:
                 texts.append(f"{start}{PLAIN_REASONING}{literal}{end}{PLAIN_CONTENT}")
     for name in generated.leftovers.tool_names:  # in call position or not, in the answer or the reasoning

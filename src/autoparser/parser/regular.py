@@ -15,8 +15,9 @@ the engine reads it as one run of content (or reasoning) and the scan finds noth
 * either of those with the answer ending in calls, where the template wraps each JSON call in an opener/closer
   pair, writes an array of them after a section opener, names the tool in markup or writes bare JSON objects
   (:mod:`.regular_calls`: Hermes, Qwen, Mistral, Granite, DeepSeek V3.1, Llama 3), or writes a pythonic call list
-  (:mod:`.regular_pythonic`: LFM2): the answer up to the first opener holds no signal character, and the rest is
-  such calls alone, as strict as the engine reads them without a warning.
+  (:mod:`.regular_pythonic`: LFM2), or tags each call's name and arguments (:mod:`.regular_tagged`: Qwen3-Coder,
+  GLM): the answer up to the first opener holds no signal character, and the rest is such calls alone, as strict as
+  the engine reads them without a warning.
 
 Where the prompt opens the reasoning block (DeepSeek-R1's ``<think>\n``), the reply is the block's inside and is read
 as it is, without joining the prompt's part to it.
@@ -27,7 +28,9 @@ Anything else (``partial`` parses too) goes to the engine. The result is the eng
 test_regular_calls.py compare both on every bundled template's own outputs and variants, whole and cut.
 
 Which character of a literal signals it does not matter for correctness (a text without it cannot hold the literal);
-the rarest in prose is taken, so that ordinary answers (letters, digits, ``.,;:!?'-()``) keep the short path.
+the rarest in prose is taken, so that ordinary answers (letters, digits, ``.,;:!?'-()``) keep the short path. Where
+even that character is common (an ``=``, a letter) and the literal holds no whitespace, the literal itself is the
+signal: ``in`` finds it as cheaply, and a text without it cannot hold it either.
 """
 
 from __future__ import annotations
@@ -55,10 +58,24 @@ _BY_RARITY = "<>[]{}|`\\^~@#$%&*+=_/✿\";:()'!?-.,0123456789QJZXKVBPYGFWMUCLDRH
 _RANK = {ch: i for i, ch in enumerate(_BY_RARITY)}
 
 
+_COMMON = _RANK["="]  # from here on, prose holds a character too often for it to stand for a literal
+
+
 def signal_char(literal: str) -> str:
     """The character of ``literal`` prose holds most rarely (the first such; whitespace never, unless all of it)."""
     chars = [ch for ch in literal if not ch.isspace()] or list(literal)
     return min(chars, key=lambda ch: _RANK.get(ch, -1))
+
+
+def _signal(literal: str) -> str:
+    """What stands for ``literal`` in the scans: its rarest character, or the literal itself where even that
+    character is common in prose (``=`` of gpt-oss's ``to=functions.``, a letter of FireFunction's ``functools``:
+    every answer with an equation or an ``f`` went to the engine) and the literal holds no whitespace (the engine
+    then looks for it exactly, and so does ``in``)."""
+    char = signal_char(literal)
+    if _RANK.get(char, -1) >= _COMMON and len(literal) >= 3 and not any(ch.isspace() for ch in literal):
+        return literal
+    return char
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +211,7 @@ def regular_reply(
         *leftovers.words,
         *leftovers.reasoning,
     }
-    signals = tuple(sorted({signal_char(m) for m in literals if m}, key=lambda ch: (-_RANK.get(ch, -1), ch)))
+    signals = tuple(sorted({_signal(m) for m in literals if m}, key=lambda ch: (-_RANK.get(ch, -1), ch)))
     names = tuple(sorted({n for n in leftovers.tool_names if n}))
     tail = prefill(request.generation_prompt, reasoning)
     if not (start and end and extracts_reasoning(reasoning, request)) or (tail and not tail.startswith(start)):
