@@ -96,9 +96,7 @@ class TaggedCalls:
             stop = text.find(self.name_suffix, at)
             if stop < 0:
                 return None
-            name = text[at:stop].rstrip(_SPACE)
-            if not name or text[at : at + len(name)] != name:
-                return None
+            name = text[at:stop].rstrip(_SPACE)  # (the engine's tight() suffix: whitespace before it)
             at = stop + len(self.name_suffix)
         else:
             match = _NAME.match(text, at)
