@@ -347,7 +347,7 @@ def _tagged_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
     """Tagged calls (Qwen3-Coder, GLM, Seed-OSS) as the template renders them, with every kind of value, and varied:
     markers inside values, other layouts and whitespace, dropped or doubled end tags, text around, reasoning before."""
     fmt, args = analysis.tools.format, analysis.tools.arguments
-    opener = core(fmt.per_call_start)
+    opener = core(fmt.per_call_start) or core(fmt.section_start)
 
     def rendered(*calls: tuple[str, dict[str, object]]) -> str:
         text = render_calls(template, calls) or ""
@@ -356,7 +356,8 @@ def _tagged_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
     base = rendered(("get_weather", {"city": "Paris", "days": 3}))
     two = rendered(("get_weather", {"city": "Paris", "days": 3}), ("get", {"city": "x"}))
     function = analysis.tools.function
-    written = (fmt.per_call_start, fmt.per_call_end, args.name_prefix, args.name_suffix, args.value_prefix)
+    written = (fmt.per_call_start, fmt.per_call_end, fmt.section_start, fmt.section_end, args.name_prefix)
+    written += (args.name_suffix, args.value_prefix)
     markers = sorted({core(m) for m in (*written, args.value_suffix, function.close, function.name_prefix)} - {""})
     three = rendered(("get", {"city": "y"}), ("ping", {}), ("get", {"city": "z"}))
     replies = [base, two, rendered(("ping", {})), three]
@@ -386,8 +387,9 @@ def _tagged_calls(template: str, analysis: TemplateAnalysis) -> list[str]:
         base.replace("\x0b", ""),
         base.replace(core(args.value_suffix), "", 1),
         base.replace(core(args.value_suffix), core(args.value_suffix) * 2, 1),
-        base.replace(core(fmt.per_call_end), ""),
-        base.replace(core(fmt.per_call_end), f"{core(fmt.per_call_end)}x"),
+        *(base.replace(m, "") for m in (core(fmt.per_call_end), core(fmt.section_end)) if m),
+        *(base.replace(m, f"{m}x") for m in (core(fmt.per_call_end), core(fmt.section_end)) if m),
+        *(base.replace(m, f"{m}{m}") for m in (core(fmt.per_call_end), core(fmt.section_end)) if m),
         base[:-1],
         f"{core(fmt.per_call_start)}{base}",
         f"{PLAIN_CONTENT} get_weather(city='Paris')\n{base}",
@@ -526,7 +528,7 @@ def test_the_plain_pythonic_lists_take_the_short_path(template: str) -> None:
             assert _fields(message) == _fields(parse_output(_engine(generated), reply))
 
 
-@pytest.mark.parametrize("template", ["openbmb-MiniCPM3-4B", "google-ai-edge-LiteRT-LM-Gemma3n", "MiniMax-M2"])
+@pytest.mark.parametrize("template", ["openbmb-MiniCPM3-4B", "google-ai-edge-LiteRT-LM-Gemma3n", "llamacpp-Kimi-K3"])
 def test_other_call_shapes_keep_the_engine(template: str) -> None:
     params = ChatTemplate.load(template).apply([{"role": "user", "content": "hi"}], tools=request_tools(template))
     regular = params._generated.regular
@@ -569,6 +571,7 @@ TAGGED_CALLS = [
     "ByteDance-Seed-OSS",
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
     "stepfun-ai-Step-3.5-Flash",
+    "MiniMax-M2",
 ]
 
 
@@ -582,7 +585,7 @@ def test_the_plain_tagged_calls_take_the_short_path(template: str) -> None:
     regular = generated.regular
     assert regular is not None and isinstance(regular.calls, TaggedCalls)
     analysis = ChatTemplate.load(template).analysis
-    opener = core(analysis.tools.format.per_call_start)
+    opener = core(analysis.tools.format.per_call_start) or core(analysis.tools.format.section_start)
     values = {"city": "Paris, France", "days": 3, "temp": -1.5, "metric": True, "note": None, "remark": "a <b> c"}
 
     def rendered(*calls: tuple[str, dict[str, object]]) -> str:

@@ -1,17 +1,18 @@
-"""The regular tagged calls: each call in a per-call wrapper, its name and each argument in markup (Qwen3-Coder and
+"""The regular tagged calls: the name and each argument in markup, each call in a per-call wrapper (Qwen3-Coder and
 Qwen3.5: ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>``; GLM:
-``<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>``; Seed-OSS, Nemotron, StepFun),
+``<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>``; Seed-OSS, Nemotron, StepFun) or all
+in one section (MiniMax-M2: ``<minimax:tool_call>\\n<invoke name="NAME">\\n<parameter name="KEY">VALUE</parameter>…``),
 read by string scans where they are written as the engine reads them without a repair.
 
-The reading follows the engine's own (parser/calls/tools_tagged.py, the per-call section of parser/assemble.py) step
+The reading follows the engine's own (parser/calls/tools_tagged.py, the call sections of parser/assemble.py) step
 by step: whitespace where the engine skips it (``space()``), a declared tool's name, each argument a declared
 parameter named once, the layout before a value (the engine's :func:`~.calls.tools_tagged.value_layouts`), the value
 up to the first of the engine's value stops (:func:`~.calls.tools_tagged.argument_stops`), then its end tag. The value
 is typed as the mapper types it (:func:`~.calls.tagged_values.decode_value`). Anything else is left to the engine:
 an undeclared tool or parameter, a parameter twice, a value that is no value of its schema's types (a misfit the
 engine warns about), an object or array value or parameter (read as JSON first there), a value without its end tag,
-markup or text between or after the calls, a section marker, a call id. tests/parser/test_regular_calls.py compares
-the two on every bundled template that takes this path, whole, cut and damaged.
+markup or text between or after the calls, a section's end left out, a call id. tests/parser/test_regular_calls.py
+compares the two on every bundled template that takes this path, whole, cut and damaged.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ class TaggedCalls:
     """The markers' cores (``""``: none), the value layouts and stops, and each declared tool's parameters with the
     tag their values are typed by (an object or array parameter's value is the engine's to read: JSON first)."""
 
-    opener: str  # the per-call start (`<tool_call>`)
+    opener: str  # the per-call start (`<tool_call>`; "": the calls are in a section)
     closer: str  # the per-call end (`</tool_call>`)
+    section: str  # the section's start, where calls have no per-call markers (`<minimax:tool_call>`; "": none)
+    section_close: str  # the section's end
     name_prefix: str  # before the function's name (`<function=`)
     name_suffix: str  # after it (`>`; "": the name ends at a character no name holds)
     key_prefix: str  # before an argument's name (`<parameter=`, `<arg_key>`)
@@ -66,13 +69,16 @@ class TaggedCalls:
     id_format: str = "openai"
 
     def find(self, text: str) -> int:
-        """Where the first call's opener is in ``text`` (-1: none)."""
-        return text.find(self.opener)
+        """Where the first call's opener (or the section) is in ``text`` (-1: none)."""
+        return text.find(self.section or self.opener)
 
     def read(self, text: str, at: int) -> tuple[ToolCall, ...] | None:
-        """The calls of ``text[at:]`` (which starts with the opener), or None where it is not such calls alone."""
+        """The calls of ``text[at:]`` (which starts with the opener or the section), or None where it is not such
+        calls alone."""
         calls: list[ToolCall] = []
         end = len(text)
+        if self.section:
+            at = _skip(text, at + len(self.section))
         while True:
             found = self._call(text, at)
             if found is None:
@@ -80,14 +86,18 @@ class TaggedCalls:
             call, at = found
             calls.append(call)
             at = _skip(text, at)
-            if at == end:
+            if self.section:
+                if text.startswith(self.section_close, at):
+                    return tuple(calls) if _skip(text, at + len(self.section_close)) == end else None
+            elif at == end:
                 return tuple(calls)
-            if not text.startswith(self.opener, at):
+            elif not text.startswith(self.opener, at):
                 return None
 
     def _call(self, text: str, at: int) -> tuple[ToolCall, int] | None:
-        """One call from its opener at ``at``: the call and where it ends (after the whitespace the engine takes)."""
-        at = _skip(text, at + len(self.opener))
+        """One call from its opener (in a section: its name's prefix) at ``at``: the call and where it ends."""
+        if self.opener:
+            at = _skip(text, at + len(self.opener))
         if self.name_prefix:
             if not text.startswith(self.name_prefix, at):
                 return None
@@ -121,10 +131,12 @@ class TaggedCalls:
             if not text.startswith(self.function_close, at):
                 return None
             at = _skip(text, at + len(self.function_close))
-        if not text.startswith(self.closer, at):
-            return None
+        if self.closer:
+            if not text.startswith(self.closer, at):
+                return None
+            at += len(self.closer)
         arguments = "{" + ", ".join(parts) + "}"
-        return built_call(name, arguments, new_call_id(self.id_format), True), at + len(self.closer)
+        return built_call(name, arguments, new_call_id(self.id_format), True), at
 
     def _argument(self, text: str, at: int, params: Mapping[str, str], seen: set[str]) -> tuple[str, int] | None:
         """One argument after its opener: its JSON member and where its end tag ends."""
@@ -178,24 +190,25 @@ class TaggedCalls:
 
 
 def regular_tagged_calls(analysis: TemplateAnalysis, request: ParseRequest) -> TaggedCalls | None:
-    """The regular calls of a generic template whose calls are tagged, each in a per-call wrapper, with no section
-    marker and no call id (None otherwise)."""
+    """The regular calls of a generic template whose calls are tagged, each in a per-call wrapper (Qwen3-Coder, GLM)
+    or, without one, in a section (MiniMax-M2), with no call id (None otherwise)."""
     tools = analysis.tools
     fmt, function, args = tools.format, tools.function, tools.arguments
     opener, closer = core(fmt.per_call_start), core(fmt.per_call_end)
+    section, section_close = core(fmt.section_start), core(fmt.section_end)
     key_prefix, value_suffix = core(args.name_prefix), core(args.value_suffix)
     key_end = core(args.name_suffix) or core(args.value_prefix) or value_suffix
+    wrapped = opener and closer and not section and not section_close
+    # (a section of one word: the engine reads a marker of several words more loosely; see markers.opener)
+    sectioned = section and section_close and not opener and not closer and core(function.name_prefix)
     if not (
         request.tools_enabled
         and analysis.format == GENERIC
         and fmt.mode is ToolFormatMode.TAG_WITH_TAGGED
-        and opener
-        and closer
+        and (wrapped or (sectioned and len(section.split()) == 1))
         and key_prefix
         and value_suffix
         and key_end
-        and not core(fmt.section_start)
-        and not core(fmt.section_end)
         and not core(fmt.implied_end)
         and not core(fmt.stated_word)
         and tools.call_id.position is CallIdPosition.NONE
@@ -215,6 +228,8 @@ def regular_tagged_calls(analysis: TemplateAnalysis, request: ParseRequest) -> T
     return TaggedCalls(
         opener,
         closer,
+        section if sectioned else "",
+        section_close if sectioned else "",
         core(function.name_prefix),
         core(function.name_suffix),
         key_prefix,
