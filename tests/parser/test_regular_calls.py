@@ -431,8 +431,11 @@ def _replies(template: str, generated: GeneratedParser) -> tuple[list[str], list
         return _pythonic_calls(template, generated.layout), near
     if isinstance(calls, TaggedCalls):
         analysis = ChatTemplate.load(template).analysis
-        near = [calls.opener, calls.closer, calls.key_prefix, calls.key_end, calls.value_suffix, "\n", ">"]
-        return _tagged_calls(template, analysis), [m for m in near if m]
+        near = [calls.opener, calls.closer, calls.section, calls.section_close, calls.key_prefix, calls.key_end]
+        texts = _tagged_calls(template, analysis)
+        if generated.prefill:  # (the prompt opened a reasoning block: the calls come after its end)
+            texts += [f"{core(analysis.reasoning.end)}\n\n{text}" for text in texts]
+        return texts, [m for m in (*near, calls.value_suffix, "\n", ">") if m]
     shape = _shape(template)
     return _calls(template), [*shape.markers, "{", "}", "[", "]", '"', "<|", ";", ","]
 
