@@ -378,6 +378,20 @@ def test_bare_values_only_where_the_template_writes_them() -> None:
     assert not check_stream(params, char_chunks(output), message)
 
 
+@pytest.mark.parametrize("city", ["Paris", "Tokyo", "Nairobi", "Frankfurt", "True_north", "Timbuktu"])
+def test_an_unquoted_value_is_left_out_whole(city: str) -> None:
+    """Where the template quotes strings, ``city=Tokyo`` is no value; the warnings hold the word whole, even one that
+    starts like ``True``, ``None`` or ``False`` (the call breaks before the word, not after its ``T``)."""
+    output = f"<|tool_call_start|>\n```python\nget_weather(city={city})\n```\n<|tool_call_end|>"
+    params = chat("openbmb-MiniCPM3-4B")
+    message, failures = check_parse(params, output, words=[city])
+    assert not failures, failures
+    assert message is not None
+    assert [(c.name, c.arguments, c.status) for c in message.tool_calls] == [("get_weather", "{}", "repaired")]
+    assert any(f"{city})" in w.message for w in message.warnings), message.warnings
+    assert not check_stream(params, char_chunks(output), message)
+
+
 # ---------------------------------------------------------------------------------- truncated and malformed output
 
 

@@ -218,18 +218,19 @@ def recover(
     quotes: str = '"',
     closers: tuple[str, ...] | list[str] = (),
     rest_tag: str = "rest",
+    whole_words: bool = False,
 ) -> Parser:
     """``p``, kept as it stood on its longest viable prefix if it fails after a :func:`commit` (see
     :class:`~.nodes.Recover`): once a stream has announced a structure, a complete parse keeps it. With ``rest``
     (stop strings; ``balanced``: opening brackets, ``"{["``, whose closing one also ends the rest; strings quoted
     with ``quotes`` are skipped) the rest of a broken structure is skipped into a node tagged ``rest_tag``, then its
-    ``closers`` are consumed where they follow."""
+    ``closers`` are consumed where they follow. ``whole_words``: that prefix never ends inside a word."""
     if rest is not None and any(not stop for stop in rest):
         raise GrammarError("recover(): rest stops must be non-empty strings")
     if any(b not in "{[(" for b in balanced) or any(q not in "\"'" for q in quotes):
         raise GrammarError(f"recover(): unsupported brackets {balanced!r} or quotes {quotes!r}")
     stops = None if rest is None else tuple(sorted(set(rest), key=len, reverse=True))
-    return Recover(coerce(p), stops, balanced, quotes, tuple(c for c in closers if c), rest_tag)
+    return Recover(coerce(p), stops, balanced, quotes, tuple(c for c in closers if c), rest_tag, whole_words)
 
 
 def atomic(p: Parser | str) -> Parser:

@@ -979,6 +979,7 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
     child = c.compile(node.child)
     uid = c.uid()
     skip = _rest_skipper(node, uid) if node.rest is not None else None
+    whole_words = node.whole_words
 
     def match(st: _State, pos: int) -> tuple[int, int]:
         nodes = st.nodes
@@ -1007,6 +1008,8 @@ def _recover(c: _Compiler, node: Recover) -> Matcher:
             return status, end
         del nodes[mark:]
         recovered = _last_viable(child, st, pos, failed_at)
+        if recovered is not None and whole_words:
+            recovered = _before_word(child, st, pos, recovered)
         if recovered is None:
             return FAIL, pos
         end, found = recovered
@@ -1176,8 +1179,34 @@ def _last_viable(child: Matcher, st: _State, pos: int, failed_at: int) -> tuple[
             high = middle
         else:
             low = middle
-    best_at = low
-    best = probe(low)
+    return _settled(st, pos, low, probe(low))
+
+
+def _before_word(
+    child: Matcher, st: _State, pos: int, recovered: tuple[int, list[AstNode]]
+) -> tuple[int, list[AstNode]] | None:
+    """``recovered`` (see :func:`_last_viable`), or — where it ends inside a word — ``child`` as it stood before
+    that word, if it was viable and committed there (see :class:`~.nodes.Recover`'s ``whole_words``)."""
+    text, end = st.text, recovered[0]
+    if not (pos < end < st.n and _WORD.match(text, end - 1) and _WORD.match(text, end)):
+        return recovered
+    start = end - 1
+    while start > pos and _WORD.match(text, start - 1):
+        start -= 1
+    sub = _State(TextBuffer(text[pos:start]), True, [])
+    status, stop = child(sub, 0)
+    shorter = _settled(st, pos, start, None if status == FAIL else (stop, sub.nodes))
+    return recovered if shorter is None else shorter
+
+
+_WORD = re.compile(r"\w")
+
+
+def _settled(
+    st: _State, pos: int, best_at: int, best: tuple[int, list[AstNode]] | None
+) -> tuple[int, list[AstNode]] | None:
+    """The partial parse ``best`` of the prefix ending at ``best_at`` as a recovery: None unless it committed; its
+    nodes moved to the input's coordinates, the unfinished ones flagged broken."""
     if best is None:
         return None
     end, found_nodes = best

@@ -298,7 +298,12 @@ class Recover(Parser):
     bracket that closes what the structure had left open (counted from its start, outside strings quoted with
     ``quotes``; a closing bracket of an enclosing structure ends the rest before it), whichever comes first, or
     the end of the input; the skipped text becomes one AST node tagged ``rest_tag``. Then ``closers`` (the
-    structure's end markers) are consumed in order where they follow, each after optional whitespace."""
+    structure's end markers) are consumed in order where they follow, each after optional whitespace.
+
+    ``whole_words``: where the longest viable prefix ends inside a word (letters, digits, ``_`` on both sides: a
+    ``T`` still viable as the start of ``True``), the structure is kept as it stood before that word, so the rest
+    holds the word whole. For structures whose pieces a stream shows only once complete (the prefix before the word
+    shows the same)."""
 
     child: Parser
     rest: tuple[str, ...] | None = None
@@ -306,6 +311,7 @@ class Recover(Parser):
     quotes: str = '"'
     closers: tuple[str, ...] = ()
     rest_tag: str = "rest"
+    whole_words: bool = False
 
     def children(self) -> tuple[Parser, ...]:
         return (self.child,)

@@ -40,11 +40,12 @@ PYTHON = "([{"  # the brackets of a pythonic call
 
 
 def recover_call(
-    body: p.Parser, stops: Iterable[str], *, balanced: str = "", closers: Iterable[str] = ()
+    body: p.Parser, stops: Iterable[str], *, balanced: str = "", closers: Iterable[str] = (), whole_words: bool = False
 ) -> p.Parser:
     """``peg.recover(body)`` whose rest, once broken, runs to the first of ``stops`` (``balanced``: or to the
     bracket closing what the call left open, :data:`JSON` or :data:`PYTHON`) and is tagged
-    :data:`~..tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it."""
+    :data:`~..tags.MALFORMED`; ``closers`` (the call's own end markers, in order) are consumed after it.
+    ``whole_words``: the call breaks before a word, never inside it (for arguments shown only once complete)."""
     return p.recover(
         body,
         rest=tuple(stops),
@@ -52,4 +53,5 @@ def recover_call(
         quotes="\"'" if balanced == PYTHON else '"',
         closers=tuple(c for c in map(core, closers) if c),
         rest_tag=tags.MALFORMED,
+        whole_words=whole_words,
     )

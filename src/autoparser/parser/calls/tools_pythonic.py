@@ -131,7 +131,9 @@ def _call(tool: ToolSpec, bare: bool, spaced: bool, ends: tuple[str, ...] = ()) 
     # Committed at the name: kept as it stood if the rest breaks (the rest, up to the call's ")" or one of ``ends``,
     # is left out with a warning). The lookahead makes no call node at all where the output ends before a name (a
     # list broken off after its comma).
-    return p.peek(p.literal(tool.name)) + recover_call(p.tag(tags.TOOL, body), ends, balanced=PYTHON)
+    # (a value cut at a word a literal might start, `city=Tokyo` where strings are quoted, breaks before the word:
+    # the warnings then hold it whole; arguments are shown only once complete, so a stream showed the same)
+    return p.peek(p.literal(tool.name)) + recover_call(p.tag(tags.TOOL, body), ends, balanced=PYTHON, whole_words=True)
 
 
 def pythonic_parser(tools: ToolsAnalysis, request: ParseRequest) -> PythonicParser:
