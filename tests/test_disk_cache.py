@@ -8,6 +8,7 @@ in-memory caches between a "first process" and a "next process", so the second r
 from __future__ import annotations
 
 import json
+import marshal
 import multiprocessing
 import os
 import pickle
@@ -149,7 +150,7 @@ def test_the_templates_share_one_folder_with_three_files_each(folder: Path) -> N
     assert all(stat.S_IMODE(path.stat().st_mode) & 0o077 == 0 for path in version.iterdir())
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong type", "empty"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong type", "wrong shape", "empty"])
 def test_a_damaged_entry_is_computed_and_written_again(damage: str, folder: Path, computed: list[str]) -> None:
     name = "Qwen3.5-4B"
     expected = _everything(name)
@@ -161,6 +162,7 @@ def test_a_damaged_entry_is_computed_and_written_again(damage: str, folder: Path
                 "truncate": data[: len(data) // 2],
                 "garbage": os.urandom(len(data)),
                 "wrong type": pickle.dumps(("not", "an", "entry")),
+                "wrong shape": pickle.dumps((marshal.dumps(compile("0", "", "eval")), "a", "b", "c", "d")),
                 "empty": b"",
             }[damage]
         )

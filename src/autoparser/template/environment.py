@@ -163,11 +163,12 @@ def _compile(source: str) -> _Compiled:
     saved = disk_cache.load("jinja", key)
     if saved is not None:
         try:
-            code, *reads = saved
-            env = make_environment()
-            template = env.template_class.from_code(env, marshal.loads(code), env.make_globals(None), None)
-            return (template, *reads)  # type: ignore[return-value]
-        except Exception:  # written by a crashed process or another Python: compiled again below
+            code, names, scan, parts, tail = saved
+            if isinstance(names, frozenset) and isinstance(scan, ContextScan):
+                env = make_environment()
+                template = env.template_class.from_code(env, marshal.loads(code), env.make_globals(None), None)
+                return template, names, scan, parts, tail
+        except Exception:  # not what this code writes (damaged, tampered with): compiled again below
             pass
     compiled, code = _compile_source(source)
     disk_cache.save("jinja", key, (marshal.dumps(code), *compiled[1:]))
