@@ -14,6 +14,7 @@ import os
 import pickle
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +26,9 @@ from autoparser.cli import main
 from autoparser.requests import profile
 from autoparser.template import environment
 
+from .support.outputs import TOOLS
 from .support.sample import sampled
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
 CONVERSATION = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "Weather in Paris?"},
@@ -59,7 +51,7 @@ def _forget() -> None:
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The cache on, in a fresh folder; the in-memory caches empty before and after."""
     root = tmp_path / "cache"
     monkeypatch.setenv(disk_cache.ENV, str(root))

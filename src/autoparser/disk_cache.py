@@ -38,11 +38,23 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["KEEP_VERSIONS", "MAX_ENTRIES", "DiskCacheState", "cache_folder", "clear", "digest", "load", "save", "state"]
+__all__ = [
+    "KEEP_VERSIONS",
+    "MAX_ENTRIES",
+    "DiskCacheState",
+    "cache_folder",
+    "clear",
+    "digest",
+    "load",
+    "remembered",
+    "save",
+    "state",
+]
 
 ENV = "AUTOPARSER_CACHE_DIR"
 OFF = frozenset({"", "off", "0", "false", "no", "none"})
@@ -52,6 +64,7 @@ _PACKAGE = Path(__file__).resolve().parent
 _lock = threading.Lock()
 _folders: dict[str, tuple[Path | None, Path | None, str]] = {}  # the setting's value -> what _open() made of it
 _code_version: str | None = None
+T = TypeVar("T")
 
 
 def digest(*parts: str) -> str:
@@ -74,6 +87,17 @@ def load(kind: str, key: str) -> Any | None:
             return pickle.load(file)  # our own files, in a folder only this user can write
     except Exception:  # missing, cut short or unreadable: recomputed (and written again)
         return None
+
+
+def remembered(kind: str, key: str, expected: type[T], compute: Callable[[], T]) -> T:
+    """The value saved under ``kind``/``key`` if it is an ``expected``, else ``compute()``, saved for the next
+    process."""
+    saved = load(kind, key)
+    if isinstance(saved, expected):
+        return saved
+    value = compute()
+    save(kind, key, value)
+    return value
 
 
 def save(kind: str, key: str, value: Any) -> None:

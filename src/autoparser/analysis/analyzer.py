@@ -62,12 +62,8 @@ def _from_disk_or_analyze(template: RenderableTemplate, name: str) -> TemplateAn
     """The analysis a process saved before for this source and these tokens (:mod:`autoparser.disk_cache`), or a new
     one, saved for the next process."""
     key = digest(template.source, template.bos_token, template.eos_token)
-    saved = disk_cache.load("analysis", key)
-    if isinstance(saved, TemplateAnalysis):
-        return saved if saved.template == name else dataclasses.replace(saved, template=name)
-    result = _analyze(template, name)
-    disk_cache.save("analysis", key, result)
-    return result
+    result = disk_cache.remembered("analysis", key, TemplateAnalysis, lambda: _analyze(template, name))
+    return result if result.template == name else dataclasses.replace(result, template=name)
 
 
 def clear_cache() -> None:

@@ -27,7 +27,7 @@ from ..analysis.model import CallIdPosition, TemplateAnalysis, ToolFormatMode
 from ..message import ToolCall, built_call, new_call_id
 from . import tags
 from .calls.tagged_values import decode_value, json_types, misfit, value_tag
-from .calls.tools_tagged import argument_stops, value_layouts
+from .calls.tools_tagged import argument_name_end, argument_stops, value_layouts
 from .markers import core
 from .request import ParseRequest
 
@@ -38,12 +38,12 @@ _CONTAINER = "container"  # the tag of an object or array parameter (left to the
 _NAME = re.compile(r"[a-zA-Z0-9_.:-]+")  # what a function name is made of where no suffix ends it (tools_tagged)
 
 
+_SPACES = re.compile(r"[ \t\n\r\x0b\x0c]*")  # what the engine's space() skips (peg/engine.py)
+
+
 def _skip(text: str, at: int) -> int:
     """Past the whitespace the engine's ``space()`` skips at ``at``."""
-    end = len(text)
-    while at < end and text[at] in _SPACE:
-        at += 1
-    return at
+    return _SPACES.match(text, at).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +197,7 @@ def regular_tagged_calls(analysis: TemplateAnalysis, request: ParseRequest) -> T
     opener, closer = core(fmt.per_call_start), core(fmt.per_call_end)
     section, section_close = core(fmt.section_start), core(fmt.section_end)
     key_prefix, value_suffix = core(args.name_prefix), core(args.value_suffix)
-    key_end = core(args.name_suffix) or core(args.value_prefix) or value_suffix
+    key_end = argument_name_end(tools)
     wrapped = opener and closer and not section and not section_close
     # (a section of one word: the engine reads a marker of several words more loosely; see markers.opener)
     sectioned = section and section_close and not opener and not closer and core(function.name_prefix)

@@ -90,12 +90,7 @@ def _profile(key: _Key) -> RequestProfile:
     """Read from the disk cache where a process worked it out before (:mod:`autoparser.disk_cache`)."""
     template = key.template
     disk_key = digest(template.source, template.bos_token, template.eos_token)
-    saved = disk_cache.load("profile", disk_key)
-    if isinstance(saved, RequestProfile):
-        return saved
-    profile = _work_out(template)
-    disk_cache.save("profile", disk_key, profile)
-    return profile
+    return disk_cache.remembered("profile", disk_key, RequestProfile, lambda: _work_out(template))
 
 
 def _work_out(template: AnalysedTemplate) -> RequestProfile:

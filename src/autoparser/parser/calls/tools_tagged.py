@@ -22,7 +22,7 @@ from ..request import ParseRequest, ToolSpec
 from . import undeclared
 from .tagged_values import json_types, value_tag
 
-__all__ = ["argument_stops", "tagged_call", "tagged_calls", "value_layouts", "value_stops"]
+__all__ = ["argument_name_end", "argument_stops", "tagged_call", "tagged_calls", "value_layouts", "value_stops"]
 
 _NAME_CHAR = "[a-zA-Z0-9_.:-]"
 
@@ -92,21 +92,28 @@ def value_layouts(whitespace: str) -> list[str]:
     return sorted({"\n", "\r\n", *((plain, plain.replace("\n", "\r\n")) if plain else ())}, key=len, reverse=True)
 
 
+def argument_name_end(tools: ToolsAnalysis) -> str:
+    """What ends an argument's name: its suffix (``>``, ``</arg_key>``), else the value's prefix or end tag."""
+    args = tools.arguments
+    return core(args.name_suffix) or core(args.value_prefix) or core(args.value_suffix)
+
+
 def _name_stops(tools: ToolsAnalysis) -> list[str]:
     """Where an unknown argument name ends: its end marker, but never across markup or lines (a damaged end marker
     must not let one "name" swallow the rest of the output)."""
-    args = tools.arguments
-    name_end = core(args.name_suffix) or core(args.value_prefix) or core(args.value_suffix)
-    return sorted({name_end, "<", "\n"}, key=len, reverse=True)
+    return sorted({argument_name_end(tools), "<", "\n"}, key=len, reverse=True)
 
 
 def argument_stops(tools: ToolsAnalysis) -> list[str]:
     """Where a tagged value ends, longest first: its end tag after the layout (``\\n</parameter>``) or alone, the
     call's own markup (:func:`value_stops`), the next argument's opener where a dropped end tag may end it."""
+    return _argument_stops(tools, _unclosed_value(tools))
+
+
+def _argument_stops(tools: ToolsAnalysis, ended: _Unclosed) -> list[str]:
     args = tools.arguments
     value_end = core(args.value_suffix)
     trail = {t + value_end for t in value_layouts(args.value_trail)} if value_end else set()
-    ended = _unclosed_value(tools, _name_stops(tools), core(args.name_suffix) or core(args.value_prefix) or value_end)
     return sorted({*trail, *value_stops(tools), *ended.stops}, key=len, reverse=True)
 
 
@@ -114,7 +121,7 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     """One tagged argument; the value kind follows the parameter's schema (unknown names, and every argument of
     an undeclared tool, are untyped: JSON if it parses)."""
     args = tools.arguments
-    name_end = core(args.name_suffix) or core(args.value_prefix) or core(args.value_suffix)
+    name_end = argument_name_end(tools)
     value_end = core(args.value_suffix)
     value_prefix = tight(args.value_prefix) if core(args.value_prefix) else p.eps()
     name_close = tight(args.name_suffix) if core(args.name_suffix) else p.eps()
@@ -124,8 +131,8 @@ def _argument(tools: ToolsAnalysis, tool: ToolSpec | None) -> p.Parser:
     # value stops before one that precedes its end tag. Other whitespace (spaces, tabs, more breaks) is the value's.
     lead = p.optional(p.choice(*map(p.literal, value_layouts(args.value_lead))))
     name_stops = _name_stops(tools)
-    ended = _unclosed_value(tools, name_stops, name_end)
-    stops = argument_stops(tools)
+    ended = _unclosed_value(tools)
+    stops = _argument_stops(tools, ended)
 
     def arg(name: p.Parser, kind: str, container: bool = False) -> p.Parser:
         value = p.tag(kind, ended.text(p.until_one_of(stops)))
@@ -181,9 +188,10 @@ class _Unclosed:
         return p.choice(end_tag, p.space() + p.tag(tags.unclosed(self.missing), p.eps()) + p.peek(self.next))
 
 
-def _unclosed_value(tools: ToolsAnalysis, name_stops: list[str], name_end: str) -> _Unclosed:
+def _unclosed_value(tools: ToolsAnalysis) -> _Unclosed:
     """How a value without its end tag ends (:class:`_Unclosed`); nothing where the markers are not distinctive."""
     args, fn, fmt = tools.arguments, tools.function, tools.format
+    name_stops, name_end = _name_stops(tools), argument_name_end(tools)
     opener, value_end = core(args.name_prefix), core(args.value_suffix)
     if not value_end or not _ends_values(opener) or not name_end:
         return _Unclosed()
